@@ -1,0 +1,140 @@
+"""The `bookwise` command: a thin adapter from arguments to library calls."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bookwise import __version__
+from bookwise.errors import BookwiseError
+from bookwise.settings import Settings
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+def _bool(value: str) -> bool:
+    if value.lower() in ("true", "1", "yes"):
+        return True
+    if value.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bookwise", description="Chat with a Docusaurus book.")
+    parser.add_argument("--version", action="version", version=f"bookwise {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="index a Docusaurus site (incremental, atomic switch)")
+    ingest.add_argument("site_dir", type=Path, help="the site folder (with docusaurus.config.* and docs/)")
+    ingest.add_argument("--url", help="site URL (config `url`)")
+    ingest.add_argument("--base-url", help="config `baseUrl`, e.g. /mysite/")
+    ingest.add_argument("--docs-path", help="docs folder relative to the site (docs plugin `path`)")
+    ingest.add_argument("--route-base-path", help="docs plugin `routeBasePath` (`/` for docs-only sites)")
+    ingest.add_argument("--trailing-slash", type=_bool, help="config `trailingSlash` (true/false)")
+    ingest.add_argument(
+        "--docs-commit", help="commit the docs were built from (default: git HEAD of the site)"
+    )
+    ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+    ingest.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    ingest.add_argument("--strict", action="store_true", help="exit non-zero on any per-file error")
+    ingest.add_argument(
+        "--reindex", action="store_true", help="rebuild from scratch (e.g. after a model change)"
+    )
+    return parser
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    mode = " (dry run: nothing written)" if report["dry_run"] else ""
+    lines = [
+        f"docs: {report['docs_processed']} processed, {report['docs_skipped']} skipped{mode}",
+        f"chunks: {report['chunks']} total — {report['created']} created, {report['updated']} updated, "
+        f"{report['deleted']} deleted, {report['unchanged']} unchanged; {report['embedded']} embedded",
+        f"index: {report['generation'] or '-'}" + (" (switched)" if report["switched"] else " (unchanged)"),
+        f"duration: {report['duration_s']:.2f} s",
+    ]
+    for error in report["errors"]:
+        where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
+        lines.append(f"error: {where}: {error['message']} [{error['code']}]")
+    print("\n".join(lines))
+
+
+class _Progress:
+    """A one-line progress display on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def file(self, path: str) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\x1b[Kreading {path[-70:]}")
+            sys.stderr.flush()
+
+    def embed(self, done: int, total: int) -> None:
+        if self.enabled:
+            width = 30
+            filled = width * done // max(total, 1)
+            sys.stderr.write(f"\r\x1b[Kembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+            sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.index.build import Hooks, run_ingest
+    from bookwise.ingest.site import read_site_config
+
+    if not args.site_dir.is_dir():
+        raise BookwiseError(f"site folder not found: {args.site_dir}")
+    site = read_site_config(args.site_dir).with_overrides(
+        url=args.url,
+        base_url=args.base_url,
+        docs_path=args.docs_path,
+        route_base_path=args.route_base_path,
+        trailing_slash=args.trailing_slash,
+    )
+    progress = _Progress(sys.stderr.isatty() and not args.json)
+    try:
+        report = run_ingest(
+            settings,
+            site,
+            dry_run=args.dry_run,
+            reindex=args.reindex,
+            docs_commit=args.docs_commit,
+            hooks=Hooks(on_file=progress.file, on_embed=progress.embed),
+        ).to_dict()
+    finally:
+        progress.end()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_report(report)
+    return EXIT_ERRORS if args.strict and report["errors"] else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        print(f"bookwise: invalid settings:\n{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command == "ingest":
+            return _ingest(args, settings)
+    except BookwiseError as exc:
+        print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

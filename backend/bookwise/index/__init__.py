@@ -1,0 +1,1 @@
+"""Chunks → vectors → a Qdrant index generation, switched atomically."""

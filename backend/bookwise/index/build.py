@@ -1,0 +1,125 @@
+"""`bookwise ingest` end to end: read the site, chunk it, sync the index, and report."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bookwise.index.cache import EmbeddingCache
+from bookwise.index.embedders import Embedder, create_embedder
+from bookwise.index.factory import open_store
+from bookwise.index.indexer import IndexReport, sync_index
+from bookwise.index.store import IndexStore
+from bookwise.ingest.pipeline import ChunkingParams, FileProblem, ingest_site
+from bookwise.ingest.site import SiteConfig
+from bookwise.settings import Settings
+
+
+@dataclass
+class IngestReport:
+    docs_processed: int = 0
+    docs_skipped: int = 0
+    chunks: int = 0
+    index: IndexReport = field(default_factory=IndexReport)
+    errors: list[FileProblem] = field(default_factory=list)
+    skipped: list[FileProblem] = field(default_factory=list)
+    duration_s: float = 0.0
+    dry_run: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "docs_processed": self.docs_processed,
+            "docs_skipped": self.docs_skipped,
+            "chunks": self.chunks,
+            **self.index.to_dict(),
+            "errors": [e.to_dict() for e in self.errors],
+            "skipped": [s.to_dict() for s in self.skipped],
+            "duration_s": round(self.duration_s, 3),
+            "dry_run": self.dry_run,
+        }
+
+
+@dataclass
+class Hooks:
+    on_file: Callable[[str], None] | None = None
+    on_embed: Callable[[int, int], None] | None = None
+
+
+def git_commit(site: SiteConfig) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(site.site_dir), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def run_ingest(
+    settings: Settings,
+    site: SiteConfig,
+    *,
+    dry_run: bool = False,
+    reindex: bool = False,
+    docs_commit: str | None = None,
+    embedder: Embedder | None = None,
+    store: IndexStore | None = None,
+    hooks: Hooks | None = None,
+) -> IngestReport:
+    started = time.perf_counter()
+    hooks = hooks or Hooks()
+    embedder = embedder or create_embedder(settings)
+    params = ChunkingParams(
+        max_tokens=settings.chunk_max_tokens,
+        overlap_tokens=settings.chunk_overlap_tokens,
+        min_tokens=settings.chunk_min_tokens,
+        model_max_tokens=embedder.max_input_tokens,
+        count_tokens=embedder.count_tokens,
+    )
+    result = ingest_site(
+        site,
+        params,
+        module_depth=settings.module_depth,
+        chapter_depth=settings.chapter_depth,
+        max_file_bytes=settings.max_file_bytes,
+        on_file=hooks.on_file,
+    )
+    report = IngestReport(
+        docs_processed=len(result.documents),
+        docs_skipped=len(result.skipped),
+        chunks=len(result.chunks),
+        errors=result.errors,
+        skipped=result.skipped,
+        dry_run=dry_run,
+    )
+    own_store = store is None
+    store = store or open_store(settings)
+    cache = EmbeddingCache(settings.data_dir / "embeddings.sqlite")
+    try:
+        report.index = sync_index(
+            result.chunks,
+            store,
+            embedder,
+            cache,
+            site_info={
+                "url": site.url,
+                "base_url": site.base_url,
+                "route_base_path": site.route_base_path,
+                "trailing_slash": site.trailing_slash,
+            },
+            docs_commit=docs_commit or git_commit(site),
+            reindex=reindex,
+            dry_run=dry_run,
+            keep_generations=settings.keep_generations,
+            batch_size=settings.embedding_batch_size,
+            progress=hooks.on_embed,
+        )
+    finally:
+        cache.close()
+        if own_store:
+            store.close()
+    report.duration_s = time.perf_counter() - started
+    return report

@@ -1,0 +1,23 @@
+"""Pick the index backend from settings: a Qdrant server by URL, else the embedded Edge engine."""
+
+from __future__ import annotations
+
+from bookwise.index.edge import EdgeStore
+from bookwise.index.server import QdrantServerStore
+from bookwise.index.store import IndexStore
+from bookwise.settings import Settings
+
+
+def open_store(settings: Settings) -> IndexStore:
+    if settings.qdrant_url:
+        from qdrant_client import QdrantClient
+
+        if settings.qdrant_url == ":memory:":  # in-process, for tests and experiments
+            client = QdrantClient(":memory:")
+        else:
+            key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+            client = QdrantClient(
+                url=settings.qdrant_url, api_key=key, timeout=int(settings.qdrant_timeout_s)
+            )
+        return QdrantServerStore(client, settings.qdrant_collection)
+    return EdgeStore(settings.data_dir)

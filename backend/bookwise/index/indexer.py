@@ -1,0 +1,147 @@
+"""Sync chunks into a new index generation: embed only what changed, then switch atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from bookwise.index.cache import EmbeddingCache
+from bookwise.index.embedders import Embedder
+from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder
+from bookwise.index.store import IndexManifest, IndexPoint, IndexStore, payload_hash
+from bookwise.ingest.models import Chunk
+from bookwise.ingest.pipeline import CHUNKER_VERSION
+
+Progress = Callable[[int, int], None]  # (embedded so far, to embed)
+
+
+@dataclass
+class IndexReport:
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    generation: str | None = None
+    switched: bool = False
+    pruned: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+            "embedded": self.embedded,
+            "generation": self.generation,
+            "switched": self.switched,
+            "pruned": self.pruned,
+        }
+
+
+def new_generation_name(now: datetime, docs_commit: str | None) -> str:
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-{docs_commit[:12]}" if docs_commit else stamp
+
+
+def sync_index(
+    chunks: Sequence[Chunk],
+    store: IndexStore,
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    *,
+    site_info: dict[str, Any] | None = None,
+    docs_commit: str | None = None,
+    reindex: bool = False,
+    dry_run: bool = False,
+    keep_generations: int = 2,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+) -> IndexReport:
+    report = IndexReport()
+    live = store.live_manifest()
+    if live is not None and not reindex:
+        live.check_model(embedder.model_id, embedder.dim)
+    previous = live.chunks if live is not None and not reindex else {}
+    now = datetime.now(UTC)
+    now_text = now.isoformat(timespec="seconds")
+
+    hashes: dict[str, str] = {}
+    for chunk in chunks:
+        hashes[chunk.id] = payload_hash(chunk.payload)
+        before = previous.get(chunk.id)
+        if before is None:
+            report.created += 1
+        elif before[0] == chunk.content_hash and before[1] == hashes[chunk.id]:
+            report.unchanged += 1
+        else:
+            report.updated += 1
+    report.deleted = len(set(previous) - set(hashes))
+    if live is not None and not reindex and not (report.created or report.updated or report.deleted):
+        if docs_commit is None or docs_commit == live.docs_commit:
+            report.generation = live.generation
+            return report
+
+    model = embedder.model_id
+    vectors = cache.get_many(model, (c.content_hash for c in chunks))
+    missing = [c for c in chunks if c.content_hash not in vectors]
+    if missing and previous:
+        # A fresh CI runner has no cache: reuse vectors of unchanged text from the live index.
+        reusable = [c.id for c in missing if previous.get(c.id, [""])[0] == c.content_hash]
+        fetched = store.fetch_dense(reusable)
+        by_hash = {previous[i][0]: v for i, v in fetched.items()}
+        vectors.update(by_hash)
+        cache.put_many(model, by_hash)
+        missing = [c for c in missing if c.content_hash not in vectors]
+    to_embed = list({c.content_hash: c.embed_text for c in missing}.items())
+    if dry_run:
+        report.embedded = len(to_embed)
+        return report
+    for start in range(0, len(to_embed), batch_size):
+        batch = to_embed[start : start + batch_size]
+        embedded = embedder.embed_documents([text for _, text in batch])
+        fresh = {digest: vector for (digest, _), vector in zip(batch, embedded, strict=True)}
+        cache.put_many(model, fresh)
+        vectors.update(fresh)
+        report.embedded += len(batch)
+        if progress is not None:
+            progress(report.embedded, len(to_embed))
+
+    generation = new_generation_name(now, docs_commit)
+    manifest = IndexManifest(
+        generation=generation,
+        embed_model=model,
+        dim=embedder.dim,
+        chunker_version=CHUNKER_VERSION,
+        bm25_scheme=BM25_SCHEME,
+        created_at=now_text,
+        docs_commit=docs_commit,
+        site=site_info or {},
+    )
+    sparse = Bm25Encoder()
+
+    def points() -> Any:
+        for chunk in chunks:
+            before = previous.get(chunk.id)
+            unchanged = (
+                before is not None and before[0] == chunk.content_hash and before[1] == hashes[chunk.id]
+            )
+            ingested_at = before[2] if unchanged and before is not None else now_text
+            manifest.chunks[chunk.id] = [chunk.content_hash, hashes[chunk.id], ingested_at]
+            payload = chunk.payload | {
+                "payload_hash": hashes[chunk.id],
+                "ingested_at": ingested_at,
+                "index_version": generation,
+                "embed_model": model,
+            }
+            yield IndexPoint(
+                chunk.id, vectors[chunk.content_hash], sparse.document(chunk.embed_text), payload
+            )
+
+    store.write_generation(manifest, points())
+    report.generation = generation
+    report.switched = True
+    report.pruned = store.prune(keep_generations)
+    return report

@@ -1,0 +1,120 @@
+"""What every index backend provides: generations built aside and switched atomically, hybrid queries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from bookwise.errors import ModelMismatchError
+from bookwise.index.sparse import SparseVector
+
+DENSE = "dense"
+SPARSE = "bm25"
+KEYWORD_FIELDS = (
+    "doc_path",
+    "doc_id",
+    "module",
+    "chapter",
+    "content_type",
+    "tags",
+    "version",
+    "locale",
+    "section_id",
+)
+INTEGER_FIELDS = ("chunk_index", "heading_level")
+# Payload keys that change on every ingest without the chunk changing.
+VOLATILE_KEYS = frozenset({"ingested_at", "index_version", "embed_model"})
+
+Filters = dict[str, list[str]]  # field → accepted values (any of); fields are ANDed
+
+
+@dataclass(frozen=True)
+class IndexPoint:
+    id: str
+    dense: list[float]
+    sparse: SparseVector
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass
+class IndexManifest:
+    generation: str
+    embed_model: str
+    dim: int
+    chunker_version: str
+    bm25_scheme: str
+    created_at: str
+    docs_commit: str | None = None
+    site: dict[str, Any] = field(default_factory=dict)
+    # chunk id → [content_hash, payload_hash, ingested_at]
+    chunks: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IndexManifest:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def summary(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "chunks"} | {"points": len(self.chunks)}
+
+    def check_model(self, model_id: str, dim: int) -> None:
+        if self.embed_model != model_id or (dim and self.dim != dim):
+            raise ModelMismatchError(
+                f"the index was built with embedding model {self.embed_model!r} ({self.dim} dims) but "
+                f"{model_id!r} ({dim} dims) is configured; configure the same model, or rebuild the "
+                "index with `bookwise ingest --reindex`"
+            )
+
+
+def payload_hash(payload: dict[str, Any]) -> str:
+    stable = {k: v for k, v in payload.items() if k not in VOLATILE_KEYS}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class IndexReader(Protocol):
+    """Queries one live generation; ``refresh`` moves to a newer one if an ingest switched."""
+
+    @property
+    def manifest(self) -> IndexManifest: ...
+
+    def refresh(self) -> bool: ...
+
+    def hybrid(
+        self,
+        dense: list[float],
+        sparse: SparseVector,
+        *,
+        limit: int,
+        prefetch: int,
+        filters: Filters | None = None,
+    ) -> list[Hit]: ...
+
+    def close(self) -> None: ...
+
+
+class IndexStore(Protocol):
+    def live_manifest(self) -> IndexManifest | None: ...
+
+    def fetch_dense(self, ids: list[str]) -> dict[str, list[float]]: ...
+
+    def write_generation(self, manifest: IndexManifest, points: Iterable[IndexPoint]) -> None:
+        """Build the generation aside, then make it the live one in one atomic step."""
+
+    def prune(self, keep: int) -> list[str]: ...
+
+    def open_reader(self) -> IndexReader: ...
+
+    def close(self) -> None: ...

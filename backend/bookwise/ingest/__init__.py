@@ -1,0 +1,1 @@
+"""Docusaurus site → Documents → Sections → Chunks. Pure functions over local files, no network."""

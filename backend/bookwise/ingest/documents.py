@@ -1,0 +1,141 @@
+"""One source file → one Document (metadata, URL, sections)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bookwise.errors import SourceError
+from bookwise.ingest.markdown import markdown_to_text
+from bookwise.ingest.mdx import Item, TextItem, scan
+from bookwise.ingest.models import Document
+from bookwise.ingest.routing import apply_trailing_slash, permalink, route_doc, strip_number_prefix
+from bookwise.ingest.sections import ResolvedHeading, build_sections, resolve
+from bookwise.ingest.site import DocsSource, SiteConfig
+from bookwise.ingest.source import SourceFile, read_source
+
+CONTENT_TYPES = ("lab", "quiz", "assessment", "exercise", "reference", "tutorial")
+
+
+def category_label(directory: Path) -> str:
+    for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
+        path = directory / name
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+                data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+            except (OSError, ValueError, yaml.YAMLError):
+                break  # a broken category file only loses its label
+            if isinstance(data, dict) and isinstance(data.get("label"), str):
+                return str(data["label"])
+            break
+    return strip_number_prefix(directory.name)[0]
+
+
+def _tags(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        return ()
+    tags = [t.get("label", "") if isinstance(t, dict) else str(t) for t in raw]
+    return tuple(str(t) for t in tags if t)
+
+
+def _content_type(front_matter: dict[str, Any], doc_path: str) -> str:
+    declared = front_matter.get("content_type")
+    if isinstance(declared, str) and declared:
+        return declared
+    words = {w for part in doc_path.lower().replace("_", "-").split("/") for w in part.split("-")}
+    for kind in ("lab", "quiz", "assessment", "exercise"):
+        if kind in words or f"{kind}s" in words:
+            return kind
+    return "prose"
+
+
+class DocumentBuilder:
+    def __init__(self, site: SiteConfig, module_depth: int, chapter_depth: int, max_file_bytes: int) -> None:
+        self.site = site
+        self.module_depth = module_depth
+        self.chapter_depth = chapter_depth
+        self.max_file_bytes = max_file_bytes
+        self._labels: dict[Path, str] = {}
+
+    def _label(self, directory: Path) -> str:
+        if directory not in self._labels:
+            self._labels[directory] = category_label(directory)
+        return self._labels[directory]
+
+    def _grouping(self, source: DocsSource, doc_path: str, front_matter: dict[str, Any]) -> tuple[str, str]:
+        parts = doc_path.split("/")[:-1]
+
+        def at(depth: int) -> str:
+            if depth < 1 or len(parts) < depth:
+                return ""
+            return self._label(source.directory.joinpath(*parts[:depth]))
+
+        module = front_matter.get("module") or at(self.module_depth)
+        chapter = front_matter.get("chapter") or at(self.chapter_depth)
+        return str(module), str(chapter)
+
+    def read(self, path: Path, display: str) -> SourceFile:
+        return read_source(path, display, self.max_file_bytes)
+
+    def build(self, source: DocsSource, path: Path, parsed: SourceFile) -> Document:
+        doc_path = path.relative_to(source.directory).as_posix()
+        fm = parsed.front_matter
+        body = parsed.text[parsed.body_offset :]
+        items = scan(body, parsed.body_offset, path=parsed.path)
+
+        def load(target: str) -> list[Item] | None:
+            included = (path.parent / target).resolve()
+            if not included.is_file():
+                return None
+            try:
+                sub = self.read(included, str(included))
+            except SourceError:
+                return None
+            return scan(sub.text[sub.body_offset :], 0, path=sub.path)
+
+        resolved = resolve(items, load)
+        first = next((it for it in resolved if not (isinstance(it, TextItem) and not it.text.strip())), None)
+        content_title = first.parsed.text if isinstance(first, ResolvedHeading) and first.level == 1 else None
+        route = route_doc(doc_path, fm)
+        title = str(fm.get("title") or content_title or route.doc_id.split("/")[-1])
+        sections = build_sections(resolved, title, parsed.body_offset, len(parsed.text))
+        description = fm.get("description")
+        if not isinstance(description, str):
+            prose = next((b.text for s in sections for b in s.blocks if b.kind == "prose"), "")
+            description = markdown_to_text(prose.split("\n")[0]) if prose else ""
+        module, chapter = self._grouping(source, doc_path, fm)
+        url = apply_trailing_slash(
+            permalink(source.version_path, route.slug), self.site.trailing_slash, self.site.base_url
+        )
+        label = fm.get("sidebar_label")
+        return Document(
+            doc_path=doc_path,
+            doc_id=route.doc_id,
+            url=url,
+            title=title,
+            description=description,
+            tags=_tags(fm.get("tags")),
+            sidebar_label=str(label) if label is not None else None,
+            sidebar_position=route.sidebar_position,
+            module=module,
+            chapter=chapter,
+            version=source.version,
+            locale=source.locale,
+            content_type=_content_type(fm, doc_path),
+            sections=sections,
+            unlisted=fm.get("unlisted") is True,
+        )
+
+
+def is_partial_or_excluded(relative: str) -> bool:
+    """Docusaurus' default exclude globs: ``_`` files and folders, tests."""
+    parts = relative.split("/")
+    name = parts[-1]
+    if any(p.startswith("_") for p in parts) or "__tests__" in parts:
+        return True
+    return ".test." in name or posixpath.splitext(name)[1] not in (".md", ".mdx")

@@ -1,0 +1,58 @@
+"""Markdown → plain text through mistune's AST (heading text for slugs, snippets, flags)."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import mistune
+
+_parse = mistune.create_markdown(renderer=None, plugins=["table", "strikethrough", "math"])
+_JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s+(?:[^<>{}]|\{[^{}]*\})*?)?\s*/?>")
+_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def strip_jsx(text: str) -> str:
+    """Drop MDX/HTML tags and comments but keep the text between tags."""
+    text = _MDX_COMMENT.sub("", text)
+    text = _HTML_COMMENT.sub("", text)
+    return _JSX_TAG.sub("", text)
+
+
+def _collect(nodes: list[dict[str, Any]], out: list[str]) -> None:
+    for node in nodes:
+        kind = node.get("type")
+        if kind in ("text", "codespan", "block_code", "inline_math", "block_math"):
+            out.append(node.get("raw", ""))
+        elif kind in ("softbreak", "linebreak"):
+            out.append(" ")
+        elif kind in ("inline_html", "block_html", "blank_line", "thematic_break"):
+            continue
+        elif kind == "image":
+            # mdast-util-to-string counts an image's alt text.
+            _collect(node.get("children", []), out)
+        else:
+            _collect(node.get("children", []), out)
+            if kind in ("paragraph", "heading", "block_text", "list_item", "table_cell"):
+                out.append(" " if kind == "table_cell" else "\n")
+
+
+def markdown_to_text(markdown: str, *, collapse_whitespace: bool = True) -> str:
+    """The plain text a reader sees."""
+    nodes = _parse(markdown)
+    out: list[str] = []
+    if isinstance(nodes, list):
+        _collect(nodes, out)
+    text = html.unescape("".join(out))
+    return (re.sub(r"\s+", " ", text) if collapse_whitespace else text).strip()
+
+
+def heading_plain_text(source_heading: str) -> str:
+    """Heading text as mdast-util-to-string renders it: markup removed, JSX text and image alt kept."""
+    # Inline-only parse: guard against the text being read as a block construct.
+    escaped = re.sub(r"^(\s*)([#>+*=-])", r"\1\\\2", strip_jsx(source_heading))
+    escaped = re.sub(r"^(\s*\d+)([.)])", r"\1\\\2", escaped)
+    # Internal runs of spaces survive: github-slugger turns each space into "-".
+    return markdown_to_text(escaped, collapse_whitespace=False)

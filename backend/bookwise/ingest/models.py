@@ -1,0 +1,79 @@
+"""The values ingestion produces. Frozen: later stages never mutate what ingestion decided."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SectionFlags:
+    has_code: bool = False
+    has_table: bool = False
+    has_math: bool = False
+    has_admonition: bool = False
+    has_image: bool = False
+
+    def merged(self, other: SectionFlags) -> SectionFlags:
+        return SectionFlags(*(a or b for a, b in zip(self.as_tuple(), other.as_tuple(), strict=True)))
+
+    def as_tuple(self) -> tuple[bool, ...]:
+        return (self.has_code, self.has_table, self.has_math, self.has_admonition, self.has_image)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A piece of section content (paragraph, code fence, table, list…) with its source span."""
+
+    text: str
+    char_start: int
+    char_end: int
+    kind: str = "prose"  # prose | code | table | admonition
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str  # unique within the document; stable across re-ingests while the heading stays
+    heading: str  # as written in the source (inline markup kept, explicit id removed); "" = intro
+    heading_text: str  # rendered plain text
+    level: int
+    anchor: str  # element id on the page; "" when the section is reached by the page URL alone
+    breadcrumb: tuple[str, ...]  # ancestor headings, outermost first
+    char_start: int
+    char_end: int
+    blocks: tuple[Block, ...]
+    flags: SectionFlags = SectionFlags()
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_path: str  # relative to the docs folder, "/" separators
+    doc_id: str
+    url: str  # permalink as Docusaurus links it
+    title: str
+    description: str
+    tags: tuple[str, ...]
+    sidebar_label: str | None
+    sidebar_position: float | None
+    module: str
+    chapter: str
+    version: str
+    locale: str
+    content_type: str
+    sections: tuple[Section, ...]
+    unlisted: bool = False
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    parent_id: str  # the section's id
+    text: str  # the chunk's own content (Markdown)
+    embed_text: str  # what the embedder and BM25 see: context line + text
+    content_hash: str  # of embed_text: decides re-embedding
+    chunk_index: int  # reading order within the document
+    total_chunks: int
+    section_chunk_index: int
+    char_start: int
+    char_end: int
+    payload: dict[str, Any] = field(default_factory=dict)  # everything denormalized for retrieval

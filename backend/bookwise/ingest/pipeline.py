@@ -1,0 +1,211 @@
+"""Discover → parse → section → chunk, for a whole site. Bad files are reported; the rest goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bookwise.errors import SourceError
+from bookwise.ingest.chunking import TokenCounter, chunk_blocks
+from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
+from bookwise.ingest.models import Chunk, Document, Section
+from bookwise.ingest.site import DocsSource, SiteConfig
+
+CHUNKER_VERSION = "1"
+_NAMESPACE = uuid.UUID("5b0c3a52-5f0e-4c55-9a8e-0b1d6b2f7e11")
+
+
+@dataclass(frozen=True)
+class ChunkingParams:
+    max_tokens: int
+    overlap_tokens: int
+    min_tokens: int
+    model_max_tokens: int  # the embedder's input size: context line + chunk must fit
+    count_tokens: TokenCounter
+
+
+@dataclass
+class FileProblem:
+    path: str
+    code: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "code": self.code, "message": self.message}
+
+
+@dataclass
+class IngestResult:
+    documents: list[Document] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    errors: list[FileProblem] = field(default_factory=list)
+    skipped: list[FileProblem] = field(default_factory=list)  # drafts and partials: not errors
+
+
+def stable_id(*parts: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
+
+
+def discover(source: DocsSource) -> Iterator[tuple[Path, str]]:
+    for path in sorted(source.directory.rglob("*")):
+        if path.is_file() and path.suffix in (".md", ".mdx"):
+            yield path, path.relative_to(source.directory).as_posix()
+
+
+def context_line(section: Section) -> str:
+    trail = [*section.breadcrumb]
+    if section.heading_text and section.heading_text not in trail:
+        trail.append(section.heading_text)
+    return " › ".join(t for t in trail if t)
+
+
+def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
+    prefix_version = f"{document.version}\x1f{document.locale}\x1f{document.doc_path}"
+    drafts: list[tuple[Section, str, Any]] = []
+    for section in document.sections:
+        context = context_line(section)
+        room = params.model_max_tokens - params.count_tokens(context) - 4  # [CLS], [SEP], blank line
+        budget = max(16, min(params.max_tokens, room))
+        pieces = chunk_blocks(
+            section.blocks,
+            budget=budget,
+            overlap=min(params.overlap_tokens, budget // 4),
+            min_tokens=params.min_tokens,
+            hard_limit=max(budget, room),
+            count=params.count_tokens,
+        )
+        if not pieces:  # a heading with no body of its own: still findable and citable
+            drafts.append((section, context, None))
+        for piece in pieces:
+            drafts.append((section, context, piece))
+    chunks: list[Chunk] = []
+    per_section: dict[str, int] = {}
+    for index, (section, context, piece) in enumerate(drafts):
+        section_id = stable_id(prefix_version, section.key)
+        ordinal = per_section.get(section.key, 0)
+        per_section[section.key] = ordinal + 1
+        text = piece.text if piece is not None else ""
+        embed_text = f"{context}\n\n{text}" if text else context
+        url = document.url + (f"#{section.anchor}" if section.anchor else "")
+        chunk_type = document.content_type
+        if (
+            chunk_type == "prose"
+            and text.startswith(("```", "~~~"))
+            and text.rstrip().endswith(("```", "~~~"))
+        ):
+            chunk_type = "code"
+        elif chunk_type == "prose" and text.startswith("|"):
+            chunk_type = "table"
+        payload: dict[str, Any] = {
+            "doc_path": document.doc_path,
+            "doc_id": document.doc_id,
+            "title": document.title,
+            "description": document.description,
+            "page_url": document.url,
+            "anchor": section.anchor,
+            "url": url,
+            "heading": section.heading,
+            "heading_text": section.heading_text,
+            "heading_level": section.level,
+            "breadcrumb": list(section.breadcrumb),
+            "module": document.module,
+            "chapter": document.chapter,
+            "tags": list(document.tags),
+            "version": document.version,
+            "locale": document.locale,
+            "content_type": chunk_type,
+            "sidebar_position": document.sidebar_position,
+            "unlisted": document.unlisted,
+            "section_id": section_id,
+            "section_key": section.key,
+            "section_chunk_index": ordinal,
+            "char_start": piece.char_start if piece is not None else section.char_start,
+            "char_end": piece.char_end if piece is not None else section.char_end,
+            "text": text,
+            **{name: value for name, value in zip(_FLAG_NAMES, section.flags.as_tuple(), strict=True)},
+        }
+        chunks.append(
+            Chunk(
+                id=stable_id(prefix_version, section.key, str(ordinal)),
+                parent_id=section_id,
+                text=text,
+                embed_text=embed_text,
+                content_hash=hashlib.sha256(embed_text.encode()).hexdigest(),
+                chunk_index=index,
+                total_chunks=len(drafts),
+                section_chunk_index=ordinal,
+                char_start=payload["char_start"],
+                char_end=payload["char_end"],
+                payload=payload,
+            )
+        )
+    for chunk in chunks:
+        chunk.payload.update(
+            chunk_index=chunk.chunk_index,
+            total_chunks=chunk.total_chunks,
+            section_chunk_total=per_section[chunk.payload["section_key"]],
+            content_hash=chunk.content_hash,
+        )
+    return chunks
+
+
+_FLAG_NAMES = ("has_code", "has_table", "has_math", "has_admonition", "has_image")
+
+
+def ingest_site(
+    site: SiteConfig,
+    params: ChunkingParams,
+    *,
+    module_depth: int = 1,
+    chapter_depth: int = 2,
+    max_file_bytes: int = 2_000_000,
+    on_file: Callable[[str], None] | None = None,
+) -> IngestResult:
+    result = IngestResult()
+    builder = DocumentBuilder(site, module_depth, chapter_depth, max_file_bytes)
+    for source in site.docs_sources():
+        for path, relative in discover(source):
+            display = f"{source.directory.relative_to(site.site_dir).as_posix()}/{relative}"
+            if on_file is not None:
+                on_file(display)
+            if is_partial_or_excluded(relative):
+                result.skipped.append(
+                    FileProblem(display, "partial", "partial or excluded file (not a page)")
+                )
+                continue
+            try:
+                parsed = builder.read(path, display)
+                if parsed.front_matter.get("draft") is True:
+                    result.skipped.append(
+                        FileProblem(display, "draft", "draft: true (absent from production)")
+                    )
+                    continue
+                document = builder.build(source, path, parsed)
+            except SourceError as exc:
+                result.errors.append(FileProblem(display, exc.code, exc.message, exc.line))
+                continue
+            except RecursionError:
+                result.errors.append(FileProblem(display, "markdown_invalid", "document nests too deeply"))
+                continue
+            result.documents.append(document)
+            result.chunks.extend(chunk_document(document, params))
+    _check_duplicate_urls(result)
+    return result
+
+
+def _check_duplicate_urls(result: IngestResult) -> None:
+    """Two docs at one URL is a broken site (Docusaurus warns and one page wins): report both."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for document in result.documents:
+        key = (document.version, document.locale, document.url)
+        if key in seen:
+            result.errors.append(
+                FileProblem(document.doc_path, "duplicate_url", f"same URL {document.url} as {seen[key]}")
+            )
+        else:
+            seen[key] = document.doc_path

@@ -1,0 +1,72 @@
+"""Reading one source file: size limit, encoding, front matter. Errors carry path and line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+
+from bookwise.errors import EncodingError, FileTooLargeError, FrontMatterError
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*$\r?\n?", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # as reported to users
+    text: str  # whole file, decoded, newlines normalized to "\n"
+    front_matter: dict[str, Any]
+    body_offset: int  # index in ``text`` where the Markdown body starts
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def read_source(path: Path, display_path: str, max_bytes: int) -> SourceFile:
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise FileTooLargeError(
+            f"file is {size} bytes, over the {max_bytes}-byte limit (max_file_bytes)", path=display_path
+        )
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise EncodingError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            path=display_path,
+            line=line,
+        ) from exc
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        raise EncodingError(
+            "contains NUL bytes: not a text file", path=display_path, line=line_of(text, text.index("\x00"))
+        )
+    return parse_front_matter(text, display_path)
+
+
+def parse_front_matter(text: str, display_path: str) -> SourceFile:
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        if text.startswith("---\n"):
+            raise FrontMatterError("front matter is not closed by a '---' line", path=display_path, line=1)
+        return SourceFile(display_path, text, {}, 0)
+    try:
+        post = frontmatter.loads(match.group(0))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the opening '---'
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontMatterError(f"invalid YAML front matter: {problem}", path=display_path, line=line) from exc
+    except ValueError as exc:
+        raise FrontMatterError(f"invalid front matter: {exc}", path=display_path, line=1) from exc
+    metadata = dict(post.metadata)
+    if not all(isinstance(k, str) for k in metadata):
+        raise FrontMatterError("front matter keys must be strings", path=display_path, line=1)
+    return SourceFile(display_path, text, metadata, match.end())

@@ -29,6 +29,12 @@ What the 3.10.2 build shows (checked on this fixture; see ``test_docusite_helper
   any other heading. Headings of an imported ``_partial.mdx`` get ids from the *partial's own*
   slugger: a page that renders the partial's ``## Shared setup`` and has its own ``## Shared setup``
   contains ``id="shared-setup"`` twice. ``heading_ids`` keeps duplicates, ``element_ids`` is a set.
+  The TOC (outside ``<article>``) lists all of these too, partial headings included.
+* ``## Text <!-- #my-id -->`` sets NO id with the default ``markdown.mdx1Compat.comments: true``, in
+  ``format: mdx`` and ``format: md`` alike: remark-comment parses the comment into a ``comment`` node
+  (not ``html``), so the text keeps its trailing space and the id is ``text-`` (trailing dash).
+  ``{/* #my-id */}`` and ``{#my-id}`` (trimmed) work; explicit ids do not reserve their slug.
+* A setext H1 in the middle of a page renders without an id but consumes its slug.
 * Other ids inside ``<article>``: GFM footnotes (``user-content-fn-note``,
   ``user-content-fnref-note``, ``footnote-label``); the table of contents is outside ``<article>``.
 """

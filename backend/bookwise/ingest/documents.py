@@ -16,7 +16,7 @@ from bookwise.ingest.models import Document
 from bookwise.ingest.routing import apply_trailing_slash, permalink, route_doc, strip_number_prefix
 from bookwise.ingest.sections import ResolvedHeading, build_sections, resolve
 from bookwise.ingest.site import DocsSource, SiteConfig
-from bookwise.ingest.source import SourceFile, read_source
+from bookwise.ingest.source import SourceFile, line_of, read_source
 
 CONTENT_TYPES = ("lab", "quiz", "assessment", "exercise", "reference", "tutorial")
 
@@ -86,7 +86,9 @@ class DocumentBuilder:
         doc_path = path.relative_to(source.directory).as_posix()
         fm = parsed.front_matter
         body = parsed.text[parsed.body_offset :]
-        items = scan(body, parsed.body_offset, path=parsed.path)
+        items = scan(
+            body, parsed.body_offset, path=parsed.path, first_line=line_of(parsed.text, parsed.body_offset)
+        )
 
         def load(target: str) -> list[Item] | None:
             included = (path.parent / target).resolve()

@@ -66,8 +66,8 @@ def _lines(text: str, offset: int) -> Iterator[tuple[str, int, int]]:
         pos += len(line) + 1
 
 
-def scan(body: str, offset: int = 0, *, path: str = "") -> list[Item]:
-    """Scan ``body`` (which starts at ``offset`` in its file)."""
+def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> list[Item]:
+    """Scan ``body``, which starts at character ``offset`` and line ``first_line`` of its file."""
     items: list[Item] = []
     partials: dict[str, str] = {}
     lines = list(_lines(body, offset))
@@ -78,7 +78,7 @@ def scan(body: str, offset: int = 0, *, path: str = "") -> list[Item]:
     )
 
     def line_number(pos: int) -> int:
-        return body.count("\n", 0, pos - offset) + 1
+        return body.count("\n", 0, pos - offset) + first_line
 
     while i < len(lines):
         line, start, end = lines[i]

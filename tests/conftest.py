@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bookwise.settings import Settings
+
+SiteFactory = Callable[[dict[str, str | bytes]], Path]
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", embedding_provider="hash", _env_file=None)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def make_site(tmp_path: Path) -> SiteFactory:
+    """Write a site: keys are paths under the site folder, values file contents."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        site = tmp_path / "site"
+        for relative, content in files.items():
+            path = site / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        (site / "docs").mkdir(parents=True, exist_ok=True)
+        return site
+
+    return make

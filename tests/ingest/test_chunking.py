@@ -1,0 +1,69 @@
+import re
+
+from bookwise.ingest.chunking import chunk_blocks
+from bookwise.ingest.models import Block
+
+
+def count(text: str) -> int:
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def sentences(n: int, words: int = 9) -> str:
+    return " ".join(
+        f"Sentence {i} " + " ".join(f"w{i}x{j}" for j in range(words - 2)) + "." for i in range(n)
+    )
+
+
+def test_chunks_respect_the_budget_and_cover_all_text() -> None:
+    blocks = (Block(sentences(40), 0, 100), Block(sentences(10), 100, 200))
+    chunks = chunk_blocks(blocks, budget=60, overlap=12, min_tokens=5, hard_limit=60, count=count)
+    assert len(chunks) > 3
+    assert all(count(c.text) <= 60 for c in chunks)
+    joined = " ".join(c.text for c in chunks)
+    for i in range(40):
+        assert f"Sentence {i} " in joined
+
+
+def test_consecutive_chunks_overlap_by_trailing_sentences() -> None:
+    chunks = chunk_blocks(
+        (Block(sentences(30), 0, 1),), budget=50, overlap=15, min_tokens=0, hard_limit=50, count=count
+    )
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        last_sentence = previous.text.split(". ")[-1].rstrip(".")
+        assert last_sentence in current.text
+
+
+def test_tiny_tail_is_merged_into_the_previous_chunk() -> None:
+    blocks = (Block(sentences(5), 0, 1), Block("Tail.", 1, 2))
+    chunks = chunk_blocks(blocks, budget=50, overlap=0, min_tokens=5, hard_limit=60, count=count)
+    assert chunks[-1].text.endswith("Tail.")
+    assert all(c.text != "Tail." for c in chunks)
+
+
+def test_long_code_block_is_split_into_valid_fences() -> None:
+    code = "```python\n" + "\n".join(f"value_{i} = compute({i})" for i in range(80)) + "\n```"
+    chunks = chunk_blocks(
+        (Block(code, 0, len(code), "code"),), budget=80, overlap=0, min_tokens=0, hard_limit=80, count=count
+    )
+    assert len(chunks) > 2
+    for chunk in chunks:
+        assert chunk.text.startswith("```python\n") and chunk.text.endswith("\n```")
+        assert count(chunk.text) <= 80
+
+
+def test_a_giant_word_is_cut_by_characters() -> None:
+    blob = "x" * 5000
+    chunks = chunk_blocks(
+        (Block(blob, 0, 5000),),
+        budget=50,
+        overlap=0,
+        min_tokens=0,
+        hard_limit=50,
+        count=lambda s: len(s) // 10 + 1,
+    )
+    assert "".join(c.text.replace("\n", "") for c in chunks) == blob
+    assert all(len(c.text) // 10 + 1 <= 50 for c in chunks)
+
+
+def test_no_blocks_no_chunks() -> None:
+    assert chunk_blocks((), budget=50, overlap=5, min_tokens=5, hard_limit=50, count=count) == []

@@ -1,0 +1,127 @@
+"""Markdown/MDX → sections: structure, anchors, kept and dropped content, offsets."""
+
+from pathlib import Path
+
+from bookwise.ingest.documents import DocumentBuilder
+from bookwise.ingest.models import Document
+from bookwise.ingest.site import DocsSource, SiteConfig
+from bookwise.ingest.source import parse_front_matter
+
+
+def build(text: str, name: str = "page.mdx", tmp: Path | None = None) -> Document:
+    site = SiteConfig(site_dir=tmp or Path("/nonexistent"), base_url="/", route_base_path="docs")
+    directory = tmp or Path("/nonexistent/docs")
+    builder = DocumentBuilder(site, 1, 2, 10_000_000)
+    parsed = parse_front_matter(text, name)
+    return builder.build(DocsSource(directory, "current", "en", "/docs"), directory / name, parsed)
+
+
+def anchors(doc: Document) -> list[tuple[str, int, str]]:
+    return [(s.heading, s.level, s.anchor) for s in doc.sections]
+
+
+def test_code_fence_hash_lines_are_not_headings() -> None:
+    doc = build("## Real\n\n```bash\n# not a heading\n## nor this\n```\n\n~~~\n# still code\n~~~\n")
+    assert anchors(doc) == [("Real", 2, "real")]
+    assert "# not a heading" in doc.sections[0].blocks[0].text
+
+
+def test_h1_consumes_its_slug_and_is_cited_by_page_url() -> None:
+    doc = build("# Overview\n\nIntro text.\n\n## Overview\n\nMore.\n")
+    assert doc.title == "Overview"
+    assert anchors(doc) == [("Overview", 1, ""), ("Overview", 2, "overview-1")]
+
+
+def test_intro_section_and_front_matter_title() -> None:
+    doc = build(
+        "---\ntitle: The Title\ndescription: Desc\ntags: [a, {label: b}]\n---\nIntro here.\n\n## Next\n\nx\n"
+    )
+    assert doc.title == "The Title"
+    assert doc.description == "Desc"
+    assert doc.tags == ("a", "b")
+    assert anchors(doc) == [("", 1, ""), ("Next", 2, "next")]
+    assert doc.sections[1].breadcrumb == ("The Title",)
+
+
+def test_skipped_levels_and_breadcrumbs() -> None:
+    doc = build("# Top\n\n#### Deep\n\ntext\n\n## Mid\n\n### Low\n\nt\n")
+    crumbs = {s.heading: s.breadcrumb for s in doc.sections}
+    assert crumbs["Deep"] == ("Top",)
+    assert crumbs["Low"] == ("Top", "Mid")
+
+
+def test_setext_headings() -> None:
+    doc = build("Title Line\n==========\n\nSub heading\n-----------\n\nbody\n\n---\n\nafter rule\n")
+    assert anchors(doc) == [("Title Line", 1, ""), ("Sub heading", 2, "sub-heading")]
+    assert "after rule" in doc.sections[1].blocks[-1].text
+
+
+def test_mdx_is_cleaned_but_text_is_kept() -> None:
+    text = (
+        "import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n"
+        "export const meta = {\n  a: 1,\n};\n\n"
+        "## Install {#install}\n\n"
+        "{/* an MDX comment */}\n<!-- an HTML comment -->\n\n"
+        '<Tabs groupId="pm">\n<TabItem value="npm" label="npm" default>\n\nRun npm install.\n\n</TabItem>\n'
+        '<TabItem value="yarn" label="Yarn">\n\nRun yarn add.\n\n</TabItem>\n</Tabs>\n\n'
+        "<details>\n<summary>More details</summary>\n\nHidden text.\n\n</details>\n\n"
+        ":::tip[Custom **title**]\n\nTip body.\n\n:::\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        '```js title="hello.js"\nconsole.log(1)\n```\n'
+    )
+    doc = build(text)
+    (section,) = doc.sections
+    body = "\n".join(b.text for b in section.blocks)
+    for kept in (
+        "Run npm install.",
+        "Run yarn add.",
+        "Yarn:",
+        "More details",
+        "Hidden text.",
+        "Tip body.",
+        "**Tip: Custom **title****",
+        "| 1 | 2 |",
+        'title="hello.js"',
+        "console.log(1)",
+    ):
+        assert kept in body, kept
+    for dropped in (
+        "import",
+        "export const",
+        "MDX comment",
+        "HTML comment",
+        "<Tabs",
+        "</TabItem>",
+        "<details>",
+    ):
+        assert dropped not in body, dropped
+    assert section.anchor == "install"
+    flags = section.flags
+    assert (flags.has_code, flags.has_table, flags.has_admonition) == (True, True, True)
+
+
+def test_char_offsets_point_into_the_source_file() -> None:
+    text = "---\ntitle: T\n---\n\n## First\n\nAlpha paragraph.\n\n## Second\n\nBeta paragraph.\n"
+    doc = build(text)
+    first, second = doc.sections
+    assert text[first.char_start : first.char_end].startswith("## First")
+    block = second.blocks[0]
+    assert text[block.char_start : block.char_end] == "Beta paragraph."
+
+
+def test_partials_are_inlined_with_their_own_slugger(tmp_path: Path) -> None:
+    (tmp_path / "_shared.mdx").write_text("## Setup\n\nShared text.\n", encoding="utf-8")
+    doc = build("import Shared from './_shared.mdx';\n\n## Setup\n\nMine.\n\n<Shared />\n", tmp=tmp_path)
+    assert anchors(doc) == [("Setup", 2, "setup"), ("Setup", 2, "setup")]
+    assert doc.sections[1].blocks[0].text == "Shared text."
+    assert len({s.key for s in doc.sections}) == 2
+
+
+def test_unclosed_comment_is_a_markdown_error() -> None:
+    import pytest
+
+    from bookwise.errors import MarkdownError
+
+    with pytest.raises(MarkdownError) as info:
+        build("## A\n\ntext\n\n{/* never closed\n\nmore\n")
+    assert info.value.line is not None and info.value.line >= 5

@@ -117,7 +117,9 @@ class EdgeReader:
         request = qe.QueryRequest(
             limit=limit,
             prefetches=prefetches,
-            query=qe.Fusion.Rrf(k=60),  # type: ignore[arg-type]  # the stub omits nested classes filter=flt, with_payload=True
+            query=qe.Fusion.Rrf(k=60),  # type: ignore[arg-type]  # the stub omits nested classes
+            filter=flt,
+            with_payload=True,
         )
         return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in shard.query(request)]
 

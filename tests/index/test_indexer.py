@@ -18,8 +18,8 @@ from bookwise.settings import Settings
 from conftest import SiteFactory
 
 PAGES = {
-    "docs/intro.md": "# Intro\n\nWelcome to the book about reducers.\n\n## Setup\n\nInstall the package with npm.\n",
-    "docs/01-basics/01-state.md": "---\ntitle: State\n---\n\n## Store\n\nThe store holds the whole state tree.\n",
+    "docs/intro.md": "# Intro\n\nWelcome to the book about reducers.\n\n## Setup\n\nInstall it with npm.\n",
+    "docs/01-basics/01-state.md": "---\ntitle: State\n---\n\n## Store\n\nThe store holds the state tree.\n",
     "docs/01-basics/02-actions.md": "## Actions\n\nActions are plain objects with a type field.\n",
 }
 
@@ -93,13 +93,13 @@ def test_moving_a_page_updates_payloads_without_re_embedding(
     site = make_site(PAGES)
     ingest(settings, site, store)
     (site / "docs/01-basics/01-state.md").write_text(
-        "---\ntitle: State\nslug: /state\n---\n\n## Store\n\nThe store holds the whole state tree.\n"
+        "---\ntitle: State\nslug: /state\n---\n\n## Store\n\nThe store holds the state tree.\n"
     )
     embedder = CountingEmbedder()
     report = ingest(settings, site, store, embedder).index
     assert embedder.embedded == 0
     assert report.updated == 1
-    assert "/docs/state#store" in search(store, "store holds the whole state tree")
+    assert "/docs/state#store" in search(store, "store holds the state tree")
 
 
 def test_another_embedding_model_is_refused_then_reindex_allows_it(

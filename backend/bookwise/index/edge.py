@@ -21,7 +21,7 @@ import shutil
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import qdrant_edge as qe
 
@@ -135,8 +135,7 @@ class EdgeStore:
     def __init__(self, data_dir: Path) -> None:
         self.root = data_dir / "index"
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(self.root / "ingest.lock", "a+")
-        self._locked = False
+        self._lock_file: IO[str] | None = None  # taken by the first write; readers never take it
 
     @staticmethod
     def current_generation(root: Path) -> str | None:
@@ -148,13 +147,15 @@ class EdgeStore:
             raise StoreUnavailableError(f"{root / 'CURRENT'} is corrupt: {exc}") from exc
 
     def _acquire(self) -> None:
-        if self._locked:
+        if self._lock_file is not None:
             return
+        handle = open(self.root / "ingest.lock", "a+")
         try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
+            handle.close()
             raise IndexBusyError(f"another ingest is writing {self.root}") from exc
-        self._locked = True
+        self._lock_file = handle
 
     def live_manifest(self) -> IndexManifest | None:
         generation = self.current_generation(self.root)
@@ -218,7 +219,7 @@ class EdgeStore:
         return EdgeReader(self.root)
 
     def close(self) -> None:
-        if self._locked:
+        if self._lock_file is not None:
             fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._locked = False
-        self._lock_file.close()
+            self._lock_file.close()
+            self._lock_file = None

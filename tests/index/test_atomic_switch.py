@@ -15,7 +15,10 @@ from conftest import SiteFactory
 
 
 def page(n: int, version: int) -> str:
-    return f"## Topic {n}\n\nReducers topic {n} text, edition {version}.\n\n## More {n}\n\nExtra words {version}.\n"
+    return (
+        f"## Topic {n}\n\nReducers topic {n} text, edition {version}.\n\n"
+        f"## More {n}\n\nExtra words {version}.\n"
+    )
 
 
 def test_queries_during_reingest_see_old_or_new_never_mixed_or_empty(

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from bookwise.errors import EncodingError, FileTooLargeError, FrontMatterError
 
@@ -58,15 +58,20 @@ def parse_front_matter(text: str, display_path: str) -> SourceFile:
             raise FrontMatterError("front matter is not closed by a '---' line", path=display_path, line=1)
         return SourceFile(display_path, text, {}, 0)
     try:
-        post = frontmatter.loads(match.group(0))
+        # Parse exactly the text between the fences so YAML line numbers map onto the file.
+        metadata = YAMLHandler().load(match.group(1))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        # The context mark is where the broken construct starts (e.g. an unclosed "["): more useful.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the opening '---'
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontMatterError(f"invalid YAML front matter: {problem}", path=display_path, line=line) from exc
     except ValueError as exc:
         raise FrontMatterError(f"invalid front matter: {exc}", path=display_path, line=1) from exc
-    metadata = dict(post.metadata)
-    if not all(isinstance(k, str) for k in metadata):
-        raise FrontMatterError("front matter keys must be strings", path=display_path, line=1)
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise FrontMatterError(
+            "front matter must be a YAML mapping of names to values", path=display_path, line=2
+        )
     return SourceFile(display_path, text, metadata, match.end())

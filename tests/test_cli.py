@@ -1,0 +1,98 @@
+"""`bookwise ingest` as users and CI run it: a real subprocess, exit codes, JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import SiteFactory
+
+
+def bookwise(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BOOKWISE_EMBEDDING_PROVIDER": "hash", "BOOKWISE_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "bookwise.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_ingest_json_report_then_nothing_to_embed(make_site: SiteFactory, tmp_path: Path) -> None:
+    site = make_site({"docs/a.md": "## A\n\nAlpha.\n", "docs/b.md": "## B\n\nBeta.\n"})
+    first = bookwise("ingest", str(site), "--json", data_dir=tmp_path / "d")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert (report["docs_processed"], report["created"], report["embedded"], report["errors"]) == (
+        2,
+        2,
+        2,
+        [],
+    )
+    second = json.loads(bookwise("ingest", str(site), "--json", data_dir=tmp_path / "d").stdout)
+    assert (second["embedded"], second["unchanged"], second["switched"]) == (0, 2, False)
+
+
+def test_errors_are_reported_and_strict_fails_the_run(make_site: SiteFactory, tmp_path: Path) -> None:
+    site = make_site({"docs/a.md": "## A\n\nAlpha.\n", "docs/bad.md": "---\ntitle: [x\n---\n## B\n"})
+    lenient = bookwise("ingest", str(site), data_dir=tmp_path / "d")
+    assert lenient.returncode == 0
+    assert "error: docs/bad.md:2:" in lenient.stdout and "front_matter_invalid" in lenient.stdout
+    strict = bookwise("ingest", str(site), "--strict", "--json", data_dir=tmp_path / "d")
+    assert strict.returncode == 1
+    assert json.loads(strict.stdout)["errors"][0]["path"] == "docs/bad.md"
+
+
+def test_dry_run_writes_no_index(make_site: SiteFactory, tmp_path: Path) -> None:
+    site = make_site({"docs/a.md": "## A\n\nAlpha.\n"})
+    out = bookwise("ingest", str(site), "--dry-run", "--json", data_dir=tmp_path / "d")
+    assert json.loads(out.stdout)["dry_run"] is True
+    assert not (tmp_path / "d" / "index" / "CURRENT").exists()
+
+
+def test_flags_set_urls_for_configs_that_cannot_be_read(make_site: SiteFactory, tmp_path: Path) -> None:
+    site = make_site(
+        {
+            "docs/01-intro.md": "## Start\n\nGo.\n",
+            "docusaurus.config.ts": "export default {baseUrl: process.env.BASE}",
+        }
+    )
+    out = bookwise(
+        "ingest",
+        str(site),
+        "--base-url",
+        "/book/",
+        "--route-base-path",
+        "/",
+        "--json",
+        data_dir=tmp_path / "d",
+    )
+    assert out.returncode == 0, out.stderr
+    from bookwise.index.edge import EdgeStore
+
+    reader = EdgeStore(tmp_path / "d").open_reader()
+    try:
+        hits = reader.hybrid([1.0] + [0.0] * 383, reader_query("start"), limit=1, prefetch=5)
+        assert hits[0].payload["url"] == "/book/intro#start"
+    finally:
+        reader.close()
+
+
+def reader_query(text: str):  # type: ignore[no-untyped-def]
+    from bookwise.index.sparse import Bm25Encoder
+
+    return Bm25Encoder().query(text)
+
+
+def test_missing_site_and_bad_settings_exit_with_clear_messages(tmp_path: Path) -> None:
+    missing = bookwise("ingest", str(tmp_path / "nope"), data_dir=tmp_path / "d")
+    assert missing.returncode == 1 and "site folder not found" in missing.stderr
+    env = {**os.environ, "BOOKWISE_CHUNK_MAX_TOKENS": "three"}
+    bad = subprocess.run(
+        [sys.executable, "-m", "bookwise.cli", "ingest", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "chunk_max_tokens" in bad.stderr

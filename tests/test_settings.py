@@ -1,0 +1,28 @@
+from pathlib import Path
+
+import pytest
+
+from bookwise.settings import Settings
+
+
+def test_toml_file_then_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bookwise.toml").write_text('chunk_max_tokens = 300\nembedding_provider = "hash"\n')
+    assert Settings().chunk_max_tokens == 300
+    monkeypatch.setenv("BOOKWISE_CHUNK_MAX_TOKENS", "200")
+    settings = Settings()
+    assert (settings.chunk_max_tokens, settings.embedding_provider) == (200, "hash")
+    assert settings.resolved_embedding_model == "hash-384"
+
+
+def test_unknown_and_invalid_settings_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bookwise.toml").write_text("chunk_max_tokenz = 300\n")
+    with pytest.raises(ValidationError, match="chunk_max_tokenz"):
+        Settings()
+    (tmp_path / "bookwise.toml").write_text("")
+    monkeypatch.setenv("BOOKWISE_KEEP_GENERATIONS", "0")
+    with pytest.raises(ValidationError, match="keep_generations"):
+        Settings()

@@ -9,8 +9,10 @@ import pytest
 
 from bookwise.errors import ModelMismatchError
 from bookwise.index.build import run_ingest
+from bookwise.index.edge import EdgeStore
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
+from bookwise.index.server import QdrantServerStore
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import IndexStore
 from bookwise.ingest.site import read_site_config
@@ -189,3 +191,29 @@ def test_old_generations_are_pruned(settings: Settings, make_site: SiteFactory, 
         (site / "docs/extra.md").write_text(f"## Extra\n\nVersion {n} of the extra page.\n")
         report = ingest(settings, site, store)
     assert report.index.pruned  # keep_generations = 2
+
+
+def test_failed_build_leaves_the_live_generation_and_no_debris(
+    settings: Settings, make_site: SiteFactory, store: IndexStore
+) -> None:
+    """A crash while writing a generation must not switch, and must not leave a half-built one."""
+    from bookwise.index.store import IndexManifest, IndexPoint
+
+    site = make_site(PAGES)
+    live = ingest(settings, site, store).index.generation
+    broken = IndexManifest("99990101T000000000000Z", "hash-384", 384, "1", "x", "now")
+
+    def points() -> Iterator[IndexPoint]:
+        yield from ()
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.write_generation(broken, points())
+    assert store.open_reader().manifest.generation == live
+    assert search(store, "store holds the state tree")
+    if isinstance(store, EdgeStore):
+        assert not (store.root / "generations" / broken.generation).exists()
+    else:
+        assert isinstance(store, QdrantServerStore)
+        names = [c.name for c in store.client.get_collections().collections]
+        assert not any(broken.generation in n for n in names)

@@ -177,7 +177,18 @@ class EdgeStore:
             vectors={DENSE: qe.EdgeVectorParams(size=manifest.dim, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
-        shard = qe.EdgeShard.create(str(directory / "shard"), config)
+        try:
+            self._build_shard(directory / "shard", config, points)
+            _write_atomic(directory / "manifest.json", manifest.to_json())
+        except BaseException:
+            # A half-built generation is never made current: remove it so it cannot be mistaken for one.
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
+
+    @staticmethod
+    def _build_shard(path: Path, config: qe.EdgeConfig, points: Iterable[IndexPoint]) -> None:
+        shard = qe.EdgeShard.create(str(path), config)
         try:
             for name in KEYWORD_FIELDS:
                 shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
@@ -199,8 +210,6 @@ class EdgeStore:
             shard.flush()
         finally:
             shard.close()
-        _write_atomic(directory / "manifest.json", manifest.to_json())
-        _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
 
     def prune(self, keep: int) -> list[str]:
         self._acquire()

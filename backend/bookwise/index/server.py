@@ -188,8 +188,15 @@ class QdrantServerStore:
                 )
             )
             self.client.update_collection_aliases(change_aliases_operations=operations)
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"writing to Qdrant failed: {exc}") from exc
+        except BaseException as exc:
+            # Never leave a half-built collection behind; the alias still points at the old one.
+            try:
+                self.client.delete_collection(name)
+            except Exception:  # the original error is the one to report
+                pass
+            if isinstance(exc, _UNAVAILABLE):
+                raise StoreUnavailableError(f"writing to Qdrant failed: {exc}") from exc
+            raise
 
     def prune(self, keep: int) -> list[str]:
         live = self._live_collection()

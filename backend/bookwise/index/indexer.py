@@ -69,6 +69,7 @@ def sync_index(
     now_text = now.isoformat(timespec="seconds")
 
     hashes: dict[str, str] = {}
+    kept_ingested_at: dict[str, str] = {}  # unchanged chunks keep their original ingest time
     for chunk in chunks:
         hashes[chunk.id] = payload_hash(chunk.payload)
         before = previous.get(chunk.id)
@@ -76,6 +77,7 @@ def sync_index(
             report.created += 1
         elif before[0] == chunk.content_hash and before[1] == hashes[chunk.id]:
             report.unchanged += 1
+            kept_ingested_at[chunk.id] = before[2]
         else:
             report.updated += 1
     report.deleted = len(set(previous) - set(hashes))
@@ -124,11 +126,7 @@ def sync_index(
 
     def points() -> Any:
         for chunk in chunks:
-            before = previous.get(chunk.id)
-            unchanged = (
-                before is not None and before[0] == chunk.content_hash and before[1] == hashes[chunk.id]
-            )
-            ingested_at = before[2] if unchanged and before is not None else now_text
+            ingested_at = kept_ingested_at.get(chunk.id, now_text)
             manifest.chunks[chunk.id] = [chunk.content_hash, hashes[chunk.id], ingested_at]
             payload = chunk.payload | {
                 "payload_hash": hashes[chunk.id],

@@ -18,8 +18,6 @@ from bookwise.ingest.sections import ResolvedHeading, build_sections, resolve
 from bookwise.ingest.site import DocsSource, SiteConfig
 from bookwise.ingest.source import SourceFile, line_of, read_source
 
-CONTENT_TYPES = ("lab", "quiz", "assessment", "exercise", "reference", "tutorial")
-
 
 def category_label(directory: Path) -> str:
     for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
@@ -61,6 +59,9 @@ class DocumentBuilder:
         self.chapter_depth = chapter_depth
         self.max_file_bytes = max_file_bytes
         self._labels: dict[Path, str] = {}
+        self._partials: dict[
+            Path, list[Item] | None
+        ] = {}  # a partial is read once, however many pages use it
 
     def _label(self, directory: Path) -> str:
         if directory not in self._labels:
@@ -79,6 +80,18 @@ class DocumentBuilder:
         chapter = front_matter.get("chapter") or at(self.chapter_depth)
         return str(module), str(chapter)
 
+    def _partial(self, included: Path) -> list[Item] | None:
+        if included not in self._partials:
+            items: list[Item] | None = None
+            if included.is_file():
+                try:
+                    sub = self.read(included, str(included))
+                    items = scan(sub.text[sub.body_offset :], 0, path=sub.path)
+                except SourceError:
+                    pass  # an unreadable partial contributes nothing; the page itself still ingests
+            self._partials[included] = items
+        return self._partials[included]
+
     def read(self, path: Path, display: str) -> SourceFile:
         return read_source(path, display, self.max_file_bytes)
 
@@ -91,14 +104,7 @@ class DocumentBuilder:
         )
 
         def load(target: str) -> list[Item] | None:
-            included = (path.parent / target).resolve()
-            if not included.is_file():
-                return None
-            try:
-                sub = self.read(included, str(included))
-            except SourceError:
-                return None
-            return scan(sub.text[sub.body_offset :], 0, path=sub.path)
+            return self._partial((path.parent / target).resolve())
 
         resolved = resolve(items, load)
         first = next((it for it in resolved if not (isinstance(it, TextItem) and not it.text.strip())), None)

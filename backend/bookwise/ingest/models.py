@@ -14,12 +14,6 @@ class SectionFlags:
     has_admonition: bool = False
     has_image: bool = False
 
-    def merged(self, other: SectionFlags) -> SectionFlags:
-        return SectionFlags(*(a or b for a, b in zip(self.as_tuple(), other.as_tuple(), strict=True)))
-
-    def as_tuple(self) -> tuple[bool, ...]:
-        return (self.has_code, self.has_table, self.has_math, self.has_admonition, self.has_image)
-
 
 @dataclass(frozen=True)
 class Block:

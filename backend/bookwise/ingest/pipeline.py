@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +127,7 @@ def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
             "char_start": piece.char_start if piece is not None else section.char_start,
             "char_end": piece.char_end if piece is not None else section.char_end,
             "text": text,
-            **{name: value for name, value in zip(_FLAG_NAMES, section.flags.as_tuple(), strict=True)},
+            **asdict(section.flags),
         }
         chunks.append(
             Chunk(
@@ -152,9 +152,6 @@ def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
             content_hash=chunk.content_hash,
         )
     return chunks
-
-
-_FLAG_NAMES = ("has_code", "has_table", "has_math", "has_admonition", "has_image")
 
 
 def ingest_site(

@@ -125,3 +125,11 @@ def test_unclosed_comment_is_a_markdown_error() -> None:
     with pytest.raises(MarkdownError) as info:
         build("## A\n\ntext\n\n{/* never closed\n\nmore\n")
     assert info.value.line is not None and info.value.line >= 5
+
+
+def test_jsx_inside_inline_code_is_kept_as_text() -> None:
+    # Regression: `<Provider>` in backticks was stripped as a JSX tag, losing the component name from
+    # chunk text (and from heading slugs: Docusaurus keeps inline code content).
+    doc = build("## Using `<Provider store>`\n\nThe `<Provider>` component <b>wraps</b> the app.\n")
+    assert anchors(doc) == [("Using `<Provider store>`", 2, "using-provider-store")]
+    assert doc.sections[0].blocks[0].text == "The `<Provider>` component wraps the app."

@@ -14,11 +14,43 @@ _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
-def strip_jsx(text: str) -> str:
-    """Drop MDX/HTML tags and comments but keep the text between tags."""
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each inline code span: a backtick run closed by a run of the same length."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (opening := _BACKTICKS.search(text, position)) is not None:
+        width = len(opening.group())
+        closing = next(
+            (m for m in _BACKTICKS.finditer(text, opening.end()) if len(m.group()) == width), None
+        )
+        if closing is None:
+            position = opening.end()
+            continue
+        spans.append((opening.start(), closing.end()))
+        position = closing.end()
+    return spans
+
+
+def _strip_tags(text: str) -> str:
     text = _MDX_COMMENT.sub("", text)
     text = _HTML_COMMENT.sub("", text)
     return _JSX_TAG.sub("", text)
+
+
+def strip_jsx(text: str) -> str:
+    """Drop MDX/HTML tags and comments but keep the text between tags and all inline code."""
+    if "`" not in text:
+        return _strip_tags(text)
+    out, position = [], 0
+    for start, end in _code_spans(text):
+        out.append(_strip_tags(text[position:start]))
+        out.append(text[start:end])  # `<Provider>` is code the reader sees, not a tag
+        position = end
+    out.append(_strip_tags(text[position:]))
+    return "".join(out)
 
 
 def _collect(nodes: list[dict[str, Any]], out: list[str]) -> None:

@@ -69,11 +69,12 @@ def test_flags_set_urls_for_configs_that_cannot_be_read(make_site: SiteFactory, 
     )
     assert out.returncode == 0, out.stderr
     from bookwise.index.edge import EdgeStore
+    from bookwise.index.store import HybridQuery
 
     reader = EdgeStore(tmp_path / "d").open_reader()
     try:
-        hits = reader.hybrid([1.0] + [0.0] * 383, reader_query("start"), limit=1, prefetch=5)
-        assert hits[0].payload["url"] == "/book/intro#start"
+        hits = reader.hybrid(HybridQuery([1.0] + [0.0] * 383, reader_query("start"), limit=1, prefetch=5))
+        assert hits.fused[0].payload["url"] == "/book/intro#start"
     finally:
         reader.close()
 

@@ -9,6 +9,7 @@ from bookwise.index.build import run_ingest
 from bookwise.index.edge import EdgeStore
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.sparse import Bm25Encoder
+from bookwise.index.store import HybridQuery
 from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 from conftest import SiteFactory
@@ -43,7 +44,7 @@ def test_queries_during_reingest_see_old_or_new_never_mixed_or_empty(
         while not stop.is_set():
             try:
                 reader.refresh()
-                hits = reader.hybrid(dense, terms, limit=10, prefetch=40)
+                hits = reader.hybrid(HybridQuery(dense, terms, limit=10, prefetch=40)).fused
                 assert hits, "empty result during a switch"
                 versions = {h.payload["index_version"] for h in hits}
                 assert len(versions) == 1, f"mixed generations {versions}"

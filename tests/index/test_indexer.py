@@ -14,7 +14,7 @@ from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.index.server import QdrantServerStore
 from bookwise.index.sparse import Bm25Encoder
-from bookwise.index.store import IndexStore
+from bookwise.index.store import HybridQuery, IndexStore
 from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 from conftest import SiteFactory
@@ -55,8 +55,8 @@ def ingest(
 def search(store: IndexStore, text: str) -> list[str]:
     reader = store.open_reader()
     embedder, sparse = HashEmbedder(), Bm25Encoder()
-    hits = reader.hybrid(embedder.embed_query(text), sparse.query(text), limit=5, prefetch=20)
-    return [h.payload["url"] for h in hits]
+    hits = reader.hybrid(HybridQuery(embedder.embed_query(text), sparse.query(text), limit=5, prefetch=20))
+    return [h.payload["url"] for h in hits.fused]
 
 
 def test_second_run_embeds_nothing_and_keeps_the_generation(
@@ -127,12 +127,18 @@ def test_payload_carries_every_citation_field(
     settings: Settings, make_site: SiteFactory, store: IndexStore
 ) -> None:
     ingest(settings, make_site(PAGES), store)
-    hit = store.open_reader().hybrid(
-        HashEmbedder().embed_query("store state tree"),
-        Bm25Encoder().query("store state tree"),
-        limit=1,
-        prefetch=10,
-    )[0]
+    hit = (
+        store.open_reader()
+        .hybrid(
+            HybridQuery(
+                HashEmbedder().embed_query("store state tree"),
+                Bm25Encoder().query("store state tree"),
+                limit=1,
+                prefetch=10,
+            )
+        )
+        .fused[0]
+    )
     payload = hit.payload
     for key in (
         "doc_path",
@@ -176,13 +182,15 @@ def test_filters_restrict_results(settings: Settings, make_site: SiteFactory, st
     reader = store.open_reader()
     query = "state store actions reducers"
     hits = reader.hybrid(
-        HashEmbedder().embed_query(query),
-        Bm25Encoder().query(query),
-        limit=10,
-        prefetch=20,
-        filters={"module": ["basics"]},
+        HybridQuery(
+            HashEmbedder().embed_query(query),
+            Bm25Encoder().query(query),
+            limit=10,
+            prefetch=20,
+            filters={"module": ["basics"]},
+        )
     )
-    assert hits and {h.payload["module"] for h in hits} == {"basics"}
+    assert hits.fused and {h.payload["module"] for h in hits.fused} == {"basics"}
 
 
 def test_old_generations_are_pruned(settings: Settings, make_site: SiteFactory, store: IndexStore) -> None:

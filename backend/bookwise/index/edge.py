@@ -26,7 +26,6 @@ from typing import IO, Any
 import qdrant_edge as qe
 
 from bookwise.errors import IndexBusyError, IndexNotFoundError, StoreUnavailableError
-from bookwise.index.sparse import SparseVector
 from bookwise.index.store import (
     DENSE,
     INTEGER_FIELDS,
@@ -34,6 +33,8 @@ from bookwise.index.store import (
     SPARSE,
     Filters,
     Hit,
+    HybridHits,
+    HybridQuery,
     IndexManifest,
     IndexPoint,
 )
@@ -93,35 +94,52 @@ class EdgeReader:
             self._generation, self._manifest = generation, manifest
         return True
 
-    def hybrid(
-        self,
-        dense: list[float],
-        sparse: SparseVector,
-        *,
-        limit: int,
-        prefetch: int,
-        filters: Filters | None = None,
-    ) -> list[Hit]:
+    def _current(self) -> qe.EdgeShard:
         shard = self._shard
-        assert shard is not None
-        flt = edge_filter(filters)
-        prefetches = [qe.Prefetch(limit=prefetch, query=qe.Query.Nearest(dense, using=DENSE), filter=flt)]
-        if sparse.indices:
-            prefetches.append(
-                qe.Prefetch(
-                    limit=prefetch,
-                    query=qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE),
-                    filter=flt,
-                )
+        if shard is None:
+            raise StoreUnavailableError("the index reader is closed")
+        return shard
+
+    def hybrid(self, query: HybridQuery) -> HybridHits:
+        flt = edge_filter(query.filters)
+        dense = qe.Query.Nearest(query.dense, using=DENSE)
+        channels = [qe.Prefetch(limit=query.prefetch, query=dense, filter=flt)]
+        requests = [qe.QueryRequest(limit=query.prefetch, query=dense, filter=flt, with_payload=False)]
+        if query.sparse.indices:
+            sparse = qe.Query.Nearest(
+                qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE
             )
-        request = qe.QueryRequest(
-            limit=limit,
-            prefetches=prefetches,
-            query=qe.Fusion.Rrf(k=60),  # type: ignore[arg-type]  # the stub omits nested classes
+            channels.append(qe.Prefetch(limit=query.prefetch, query=sparse, filter=flt))
+            requests.append(
+                qe.QueryRequest(limit=query.prefetch, query=sparse, filter=flt, with_payload=False)
+            )
+        weights = list(query.weights[: len(channels)])
+        fused = qe.QueryRequest(
+            limit=query.limit,
+            prefetches=channels,
+            query=qe.Fusion.Rrf(k=query.rrf_k, weights=weights),  # type: ignore[arg-type]  # stub lacks it
             filter=flt,
             with_payload=True,
         )
-        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in shard.query(request)]
+        # One planned batch: the channels' own rankings come with the fused one at little extra cost.
+        results = self._current().query_batch(qe.QueryBatchRequest([fused, *requests]))
+        fused_hits = [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in results[0]]
+        ranked = [[Hit(str(p.id), float(p.score), {}) for p in points] for points in results[1:]]
+        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [])
+
+    def section_chunks(self, section_ids: list[str]) -> list[Hit]:
+        if not section_ids:
+            return []
+        flt = qe.Filter(must=[qe.FieldCondition(key="section_id", match=qe.MatchAny(any=section_ids))])
+        found: list[Hit] = []
+        offset: Any = None
+        while True:
+            records, offset = self._current().scroll(
+                qe.ScrollRequest(offset=offset, limit=256, filter=flt, with_payload=True)
+            )
+            found.extend(Hit(str(r.id), 0.0, dict(r.payload or {})) for r in records)
+            if offset is None:
+                return found
 
     def close(self) -> None:
         with self._lock:

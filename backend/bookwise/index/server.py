@@ -15,7 +15,6 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from bookwise.errors import IndexNotFoundError, StoreUnavailableError
-from bookwise.index.sparse import SparseVector
 from bookwise.index.store import (
     DENSE,
     INTEGER_FIELDS,
@@ -23,6 +22,8 @@ from bookwise.index.store import (
     SPARSE,
     Filters,
     Hit,
+    HybridHits,
+    HybridQuery,
     IndexManifest,
     IndexPoint,
 )
@@ -64,38 +65,51 @@ class ServerReader:
         self._manifest = manifest
         return True
 
-    def hybrid(
-        self,
-        dense: list[float],
-        sparse: SparseVector,
-        *,
-        limit: int,
-        prefetch: int,
-        filters: Filters | None = None,
-    ) -> list[Hit]:
-        flt = client_filter(filters)
-        prefetches = [models.Prefetch(query=dense, using=DENSE, limit=prefetch, filter=flt)]
-        if sparse.indices:
-            prefetches.append(
-                models.Prefetch(
-                    query=models.SparseVector(indices=sparse.indices, values=sparse.values),
-                    using=SPARSE,
-                    limit=prefetch,
-                    filter=flt,
-                )
+    def hybrid(self, query: HybridQuery) -> HybridHits:
+        flt = client_filter(query.filters)
+        channels = [models.Prefetch(query=query.dense, using=DENSE, limit=query.prefetch, filter=flt)]
+        if query.sparse.indices:
+            sparse = models.SparseVector(indices=query.sparse.indices, values=query.sparse.values)
+            channels.append(models.Prefetch(query=sparse, using=SPARSE, limit=query.prefetch, filter=flt))
+        fused = models.QueryRequest(
+            prefetch=channels,
+            query=models.RrfQuery(
+                rrf=models.Rrf(k=query.rrf_k, weights=list(query.weights[: len(channels)]))
+            ),
+            filter=flt,
+            limit=query.limit,
+            with_payload=True,
+        )
+        requests = [fused] + [
+            models.QueryRequest(
+                query=c.query, using=c.using, filter=flt, limit=query.prefetch, with_payload=False
             )
+            for c in channels
+        ]
         try:
-            response = self._store.client.query_points(
-                self._store.alias,
-                prefetch=prefetches,
-                query=models.RrfQuery(rrf=models.Rrf(k=60)),
-                query_filter=flt,
-                limit=limit,
-                with_payload=True,
-            )
+            responses = self._store.client.query_batch_points(self._store.alias, requests)
         except _UNAVAILABLE as exc:
             raise StoreUnavailableError(f"Qdrant query failed: {exc}") from exc
-        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
+        fused_hits = [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in responses[0].points]
+        ranked = [[Hit(str(p.id), float(p.score), {}) for p in r.points] for r in responses[1:]]
+        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [])
+
+    def section_chunks(self, section_ids: list[str]) -> list[Hit]:
+        if not section_ids:
+            return []
+        flt = client_filter({"section_id": section_ids})
+        found: list[Hit] = []
+        offset: Any = None
+        try:
+            while True:
+                records, offset = self._store.client.scroll(
+                    self._store.alias, scroll_filter=flt, limit=256, offset=offset, with_payload=True
+                )
+                found.extend(Hit(str(r.id), 0.0, dict(r.payload or {})) for r in records)
+                if offset is None:
+                    return found
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailableError(f"Qdrant scroll failed: {exc}") from exc
 
     def close(self) -> None:
         pass

@@ -46,6 +46,32 @@ class Hit:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class HybridQuery:
+    """One hybrid search: a dense and a BM25 prefetch fused by weighted RRF inside Qdrant."""
+
+    dense: list[float]
+    sparse: SparseVector
+    limit: int  # fused chunks returned
+    prefetch: int  # candidates per channel
+    rrf_k: int = 60
+    weights: tuple[float, float] = (1.0, 1.0)  # dense, sparse
+    filters: Filters | None = None
+
+
+@dataclass(frozen=True)
+class HybridHits:
+    """The fused ranking (with payloads) and each channel's own ranking (ids and raw scores only).
+
+    The raw scores (cosine, BM25) are absolute where RRF scores are only ranks: the sufficiency
+    decision is calibrated on them.
+    """
+
+    fused: list[Hit]
+    dense: list[Hit]
+    sparse: list[Hit]
+
+
 @dataclass
 class IndexManifest:
     generation: str
@@ -92,15 +118,10 @@ class IndexReader(Protocol):
 
     def refresh(self) -> bool: ...
 
-    def hybrid(
-        self,
-        dense: list[float],
-        sparse: SparseVector,
-        *,
-        limit: int,
-        prefetch: int,
-        filters: Filters | None = None,
-    ) -> list[Hit]: ...
+    def hybrid(self, query: HybridQuery) -> HybridHits: ...
+
+    def section_chunks(self, section_ids: list[str]) -> list[Hit]:
+        """Every chunk of these sections, with payloads (score 0), in no particular order."""
 
     def close(self) -> None: ...
 

@@ -46,7 +46,113 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--reindex", action="store_true", help="rebuild from scratch (e.g. after a model change)"
     )
+
+    search = commands.add_parser("search", help="ranked sections for a question, with citations")
+    search.add_argument("question")
+    search.add_argument("--top-k", type=int, help="sections to return (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    _add_filter_flags(search)
+    search.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    evaluate = commands.add_parser("eval", help="retrieval metrics on golden questions (a CI gate)")
+    evaluate.add_argument("questions", type=Path, help="a questions.jsonl file (corpora README format)")
+    evaluate.add_argument("--k", type=int, default=5, help="depth of the headline recall (default 5)")
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--details", action="store_true", help="add each question's ranked sections")
+    evaluate.add_argument("--min-recall", type=float, help="fail (exit 1) if section recall@k is lower")
+    evaluate.add_argument("--min-mrr", type=float, help="fail if section MRR@10 is lower")
+    evaluate.add_argument("--min-refusal", type=float, help="fail if the unanswerable refusal rate is lower")
+    evaluate.add_argument(
+        "--max-false-refusal", type=float, help="fail if the false refusal rate (answerable) is higher"
+    )
     return parser
+
+
+def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
+    for name in ("module", "chapter", "content-type", "tag", "version", "locale"):
+        parser.add_argument(
+            f"--{name}", action="append", metavar="VALUE", help=f"only this {name} (repeatable)"
+        )
+
+
+def _filters(args: argparse.Namespace) -> dict[str, list[str]]:
+    fields = {"module": "module", "chapter": "chapter", "content_type": "content_type", "tag": "tags"}
+    fields |= {"version": "version", "locale": "locale"}
+    return {field: getattr(args, flag) for flag, field in fields.items() if getattr(args, flag)}
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.retrieval.retriever import Retriever
+
+    retriever = Retriever.open(settings)
+    try:
+        result = retriever.search(args.question, top_k=args.top_k, filters=_filters(args))
+    finally:
+        retriever.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    verdict = "yes" if result.sufficient_context else "no — the book may not answer this"
+    print(f"sufficient context: {verdict} (p={result.sufficiency.score:.2f})")
+    for n, section in enumerate(result.sections, start=1):
+        where = " › ".join(
+            [*section.breadcrumb, section.heading_text] if section.heading_text else [section.title]
+        )
+        print(f"\n[{n}] {where}  ({section.score:.3f})\n    {section.url}\n    {section.snippet}")
+    return EXIT_OK
+
+
+def _print_eval(summary: dict[str, Any]) -> None:
+    k, answerable, unanswerable = summary["k"], summary["answerable"], summary["unanswerable"]
+    refusal, latency = summary["refusal"], summary["latency_ms"]
+    lines = [
+        f"questions: {summary['questions']} ({answerable} answerable, {unanswerable} unanswerable)",
+        "section:  " + "  ".join(f"{name} {value:.3f}" for name, value in summary["section"].items()),
+        f"document: recall@{k} {summary['document'][f'recall@{k}']:.3f}",
+    ]
+    if refusal["refusal_rate"] is not None:
+        lines.append(f"refusal:  {refusal['refused']}/{unanswerable} unanswerable refused")
+    if refusal["false_refusal_rate"] is not None:
+        lines.append(f"          {refusal['false_refusals']}/{answerable} answerable wrongly refused")
+    for kind, m in summary["by_type"].items():
+        lines.append(
+            f"  {kind:16} n={m['questions']:<3} recall@{k} {m[f'recall@{k}']:.3f}  mrr@10 {m['mrr@10']:.3f}"
+        )
+    lines.append(
+        f"latency:  p50 {latency['p50']:.1f} ms, p95 {latency['p95']:.1f} ms (query embedding included)"
+    )
+    print("\n".join(lines))
+
+
+def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.retrieval.evaluation import Gate, evaluate, load_questions, summarize
+    from bookwise.retrieval.retriever import Retriever
+
+    if args.k < 1:
+        raise BookwiseError("--k must be at least 1")
+    questions = load_questions(args.questions)
+    retriever = Retriever.open(settings)
+    try:
+        outcomes = evaluate(
+            questions,
+            lambda q, depth: retriever.search(q, top_k=min(depth, settings.retrieval_max_top_k)),
+            k=args.k,
+        )
+        summary = summarize(outcomes, k=args.k)
+        summary["index_version"] = retriever.index_version
+    finally:
+        retriever.close()
+    gate = Gate(args.min_recall, args.min_mrr, args.min_refusal, args.max_false_refusal)
+    failures = gate.failures(summary)
+    summary["gate"] = {"passed": not failures, "failures": failures}
+    if args.details:
+        summary["details"] = [o.to_dict() for o in outcomes]
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        _print_eval(summary)
+        for failure in failures:
+            print(f"gate failed: {failure}", file=sys.stderr)
+    return EXIT_ERRORS if failures else EXIT_OK
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -130,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "ingest":
             return _ingest(args, settings)
+        if args.command == "search":
+            return _search(args, settings)
+        if args.command == "eval":
+            return _eval(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

@@ -7,6 +7,7 @@
   - IndexError_                 the vector index cannot be used
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
   - EmbeddingError              the embedder failed (network, model)
+  - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
 """
 
 from __future__ import annotations
@@ -87,3 +88,7 @@ class StoreUnavailableError(IndexError_):
 class EmbeddingError(BookwiseError):
     code = "embedding_failed"
     retryable = True
+
+
+class QueryError(BookwiseError):
+    code = "invalid_query"

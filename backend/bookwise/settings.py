@@ -17,6 +17,7 @@ from pydantic_settings import (
 )
 
 EmbeddingProvider = Literal["local", "openai", "hash"]
+RerankProvider = Literal["none", "cross-encoder"]
 
 DEFAULT_MODELS: dict[str, str] = {
     "local": "all-MiniLM-L6-v2",
@@ -77,6 +78,41 @@ class Settings(BaseSettings):
     chapter_depth: int = Field(
         2, ge=0, description="Folder depth whose category label is a doc's `chapter` (0 disables)."
     )
+
+    retrieval_top_k: int = Field(5, ge=1, description="Sections returned when a request does not say.")
+    retrieval_max_top_k: int = Field(20, ge=1, description="Largest `top_k` a request may ask for.")
+    retrieval_candidates: int = Field(
+        50, ge=1, description="Fused chunks considered before grouping them into sections."
+    )
+    retrieval_prefetch: int = Field(
+        100, ge=1, description="Candidates each channel (dense, BM25) hands to the fusion."
+    )
+    retrieval_rrf_k: int = Field(
+        10, ge=1, description="RRF rank constant: lower trusts each channel's top ranks more."
+    )
+    retrieval_dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense channel.")
+    retrieval_sparse_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 channel.")
+    section_max_tokens: int = Field(
+        600, ge=16, description="Context budget of one returned section (small-to-big assembly)."
+    )
+    sufficiency_threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="P(answerable) below which retrieval reports `sufficient_context: false`. "
+        "Unset: the threshold calibrated from data (`scripts/calibrate_sufficiency.py`).",
+    )
+    index_refresh_s: float = Field(
+        1.0, ge=0, description="How often a running reader checks for a newer index generation."
+    )
+    retrieval_threads: int = Field(
+        4, ge=1, description="Searches run at once in worker threads (they are CPU-bound)."
+    )
+    rerank_provider: RerankProvider = Field(
+        "none", description="`none` (default) or `cross-encoder` (a sentence-transformers model)."
+    )
+    rerank_model: str | None = Field(None, description="Reranker model: a local path or model name.")
+    rerank_candidates: int = Field(20, ge=1, description="Top sections the reranker rescores.")
 
     @property
     def resolved_embedding_model(self) -> str:

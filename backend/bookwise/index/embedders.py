@@ -94,7 +94,9 @@ class LocalEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
+                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet stderr
                 self._model = SentenceTransformer(self._path, device="cpu")
             return self._model
 

@@ -23,9 +23,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     position = 0
     while (opening := _BACKTICKS.search(text, position)) is not None:
         width = len(opening.group())
-        closing = next(
-            (m for m in _BACKTICKS.finditer(text, opening.end()) if len(m.group()) == width), None
-        )
+        closing = next((m for m in _BACKTICKS.finditer(text, opening.end()) if len(m.group()) == width), None)
         if closing is None:
             position = opening.end()
             continue

@@ -1,0 +1,121 @@
+"""Small-to-big: the chunks of one section back into readable text, in reading order, within a budget.
+
+Consecutive chunks of a section repeat a few sentences (the chunker's overlap); joining them drops
+the repetition. When the whole section does not fit the budget, the chunks that matched the query
+are kept first, then their neighbours, nearest first; runs that are not adjacent are joined by an
+ellipsis so the reader (and the model) can see that text was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+GAP = "\n\n…\n\n"
+_PROBE = 24  # characters of the following chunk searched for in the previous one
+
+
+@dataclass(frozen=True)
+class SectionChunk:
+    index: int  # position in the section (``section_chunk_index``)
+    text: str
+    content_hash: str = ""
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> SectionChunk:
+        return cls(
+            int(payload["section_chunk_index"]), str(payload["text"]), str(payload.get("content_hash", ""))
+        )
+
+
+@dataclass(frozen=True)
+class AssembledSection:
+    text: str
+    chunk_indices: tuple[int, ...]
+    tokens: int
+    truncated: bool  # some chunks of the section were left out for the budget
+
+
+def join_overlapping(previous: str, following: str) -> str:
+    """``previous`` then ``following`` without the text ``following`` repeats from ``previous``'s end."""
+    probe = following[:_PROBE]
+    if not probe:
+        return previous
+    start = max(0, len(previous) - len(following) - 1)
+    position = previous.find(probe, start)
+    while position != -1:
+        tail = previous[position:]
+        if following.startswith(tail):
+            return previous + following[len(tail) :]
+        position = previous.find(probe, position + 1)
+    return f"{previous}\n\n{following}"
+
+
+def _unique_in_order(chunks: Iterable[SectionChunk]) -> list[SectionChunk]:
+    by_index: dict[int, SectionChunk] = {}
+    for chunk in chunks:
+        by_index.setdefault(chunk.index, chunk)
+    ordered, seen_content = [], set()
+    for index in sorted(by_index):
+        chunk = by_index[index]
+        # The same chunk text twice in one section (a repeated partial, a copied example) reads once.
+        key = chunk.content_hash or chunk.text
+        if key in seen_content:
+            continue
+        seen_content.add(key)
+        ordered.append(chunk)
+    return ordered
+
+
+def _priority(positions: list[int], hit_positions: list[int]) -> list[int]:
+    """Hits in score order, then the other chunks by distance to the nearest hit (later one first)."""
+    if not hit_positions:
+        hit_positions = [0]
+    rest = [p for p in positions if p not in hit_positions]
+    rest.sort(key=lambda p: (min(abs(p - h) for h in hit_positions), p < min(hit_positions)))
+    return [*hit_positions, *rest]
+
+
+def assemble(
+    chunks: Iterable[SectionChunk],
+    hits: list[int],
+    *,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+) -> AssembledSection:
+    """Assemble one section from its chunks; ``hits`` are the matching chunks' indices, best first."""
+    ordered = _unique_in_order(chunks)
+    if not ordered:
+        return AssembledSection("", (), 0, False)
+    position_of = {c.index: p for p, c in enumerate(ordered)}
+    hit_positions = list(dict.fromkeys(position_of[h] for h in hits if h in position_of))
+    costs = [count_tokens(c.text) for c in ordered]
+    chosen: set[int] = set()
+    used = 0
+    for position in _priority(list(range(len(ordered))), hit_positions):
+        if chosen and used + costs[position] > budget_tokens:
+            continue
+        chosen.add(position)
+        used += costs[position]
+    text = ""
+    previous = -2
+    for position in sorted(chosen):
+        piece = ordered[position].text
+        if not text:
+            text = piece
+        elif position == previous + 1:
+            text = join_overlapping(text, piece)
+        else:
+            text = text + GAP + piece
+        previous = position
+    if min(chosen) > 0:
+        text = "…\n\n" + text
+    if max(chosen) < len(ordered) - 1:
+        text = text + "\n\n…"
+    return AssembledSection(
+        text=text,
+        chunk_indices=tuple(ordered[p].index for p in sorted(chosen)),
+        tokens=used,
+        truncated=len(chosen) < len(ordered),
+    )

@@ -1,0 +1,275 @@
+"""The one retriever behind the CLI, the API and the eval: hybrid chunks in, ranked sections out.
+
+1. embed the query (dense) and encode it for BM25 (sparse);
+2. one Qdrant query: both prefetches fused by weighted RRF, plus each channel's raw scores;
+3. group the fused chunks by section (a section scores as its best chunk), drop duplicates;
+4. optionally rerank the top sections;
+5. fetch the chosen sections' chunks and assemble their text in reading order within the budget;
+6. decide whether the sections suffice to answer (calibrated threshold).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from bookwise.errors import QueryError
+from bookwise.index.embedders import Embedder, create_embedder
+from bookwise.index.factory import open_store
+from bookwise.index.sparse import Bm25Encoder
+from bookwise.index.store import Filters, Hit, HybridQuery, IndexReader, IndexStore
+from bookwise.retrieval.assemble import SectionChunk, assemble
+from bookwise.retrieval.models import RetrievalResult, SectionResult
+from bookwise.retrieval.rerank import Reranker, create_reranker
+from bookwise.retrieval.snippets import make_snippet
+from bookwise.retrieval.sufficiency import decide, signals
+from bookwise.settings import Settings
+
+FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
+
+
+@dataclass
+class _Candidate:
+    section_id: str
+    score: float
+    payload: dict[str, Any]  # the best chunk's
+    hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
+    texts: list[str] = field(default_factory=list)  # the matching chunks' text, best first
+
+    @property
+    def matched_text(self) -> str:
+        return "\n".join(self.texts)
+
+
+def validate_filters(filters: dict[str, list[str]] | None) -> Filters | None:
+    if not filters:
+        return None
+    unknown = sorted(set(filters) - set(FILTER_FIELDS))
+    if unknown:
+        raise QueryError(f"unknown filter field(s) {unknown}; allowed: {', '.join(FILTER_FIELDS)}")
+    clean = {k: [str(v) for v in values] for k, values in filters.items() if values}
+    return clean or None
+
+
+def _dedupe_key(payload: dict[str, Any]) -> str:
+    # The same section published twice (versions, locales, a copied page) reads the same: keep the best.
+    return hashlib.sha1(
+        f"{payload.get('heading', '')}\x1f{payload.get('content_hash', '')}".encode()
+    ).hexdigest()
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        reader: IndexReader,
+        embedder: Embedder,
+        *,
+        reranker: Reranker | None = None,
+        store: IndexStore | None = None,
+    ) -> None:
+        self.settings = settings
+        self._reader = reader
+        self._store = store  # owned when opened by ``open``
+        self._embedder = embedder
+        self._sparse = Bm25Encoder()
+        self._reranker = reranker
+        self._checked_generation = ""
+        self._refreshed_at = 0.0
+        self._refresh_lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(settings.retrieval_threads)
+        self._check_model()
+
+    @classmethod
+    def open(cls, settings: Settings) -> Retriever:
+        store = open_store(settings)
+        try:
+            reader = store.open_reader()
+        except BaseException:
+            store.close()
+            raise
+        return cls(
+            settings, reader, create_embedder(settings), reranker=create_reranker(settings), store=store
+        )
+
+    @property
+    def index_version(self) -> str:
+        return self._reader.manifest.generation
+
+    @property
+    def manifest_summary(self) -> dict[str, Any]:
+        return self._reader.manifest.summary()
+
+    def _check_model(self) -> None:
+        manifest = self._reader.manifest
+        if manifest.generation != self._checked_generation:
+            # A new generation may have been built with another model: never mix vector spaces.
+            manifest.check_model(self._embedder.model_id, self._embedder.dim)
+            self._checked_generation = manifest.generation
+
+    def _maybe_refresh(self) -> None:
+        now = time.monotonic()
+        if now - self._refreshed_at < self.settings.index_refresh_s:
+            return
+        with self._refresh_lock:
+            if now - self._refreshed_at >= self.settings.index_refresh_s:
+                self._reader.refresh()
+                self._refreshed_at = now
+        self._check_model()
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: dict[str, list[str]] | None = None,
+    ) -> RetrievalResult:
+        query = " ".join(query.split())
+        if not query:
+            raise QueryError("the query is empty")
+        settings = self.settings
+        top_k = top_k or settings.retrieval_top_k
+        if not 1 <= top_k <= settings.retrieval_max_top_k:
+            raise QueryError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
+        clean_filters = validate_filters(filters)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        self._maybe_refresh()
+
+        dense = self._embedder.embed_query(query)
+        sparse = self._sparse.query(query)
+        timings["embed"] = (time.perf_counter() - started) * 1000
+
+        mark = time.perf_counter()
+        hits = self._reader.hybrid(
+            HybridQuery(
+                dense=dense,
+                sparse=sparse,
+                limit=settings.retrieval_candidates,
+                prefetch=settings.retrieval_prefetch,
+                rrf_k=settings.retrieval_rrf_k,
+                weights=(settings.retrieval_dense_weight, settings.retrieval_sparse_weight),
+                filters=clean_filters,
+            )
+        )
+        timings["search"] = (time.perf_counter() - mark) * 1000
+
+        mark = time.perf_counter()
+        candidates = self._group(hits.fused)
+        if self._reranker is not None and candidates:
+            candidates = self._rerank(query, candidates)
+            timings["rerank"] = (time.perf_counter() - mark) * 1000
+        chosen = candidates[:top_k]
+        sections = self._assemble(query, chosen)
+        sufficiency = decide(
+            signals(sparse, hits, candidates, rrf_k=settings.retrieval_rrf_k, encoder=self._sparse),
+            threshold=settings.sufficiency_threshold,
+        )
+        timings["assemble"] = (time.perf_counter() - mark) * 1000
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return RetrievalResult(
+            query=query,
+            sections=sections,
+            sufficiency=sufficiency,
+            index_version=self.index_version,
+            timings_ms=timings,
+        )
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: dict[str, list[str]] | None = None,
+    ) -> RetrievalResult:
+        """``search`` in a worker thread: embedding and search are CPU-bound and must not block a loop."""
+        call = functools.partial(self.search, query, top_k=top_k, filters=filters)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+
+    def _group(self, fused: list[Hit]) -> list[_Candidate]:
+        by_section: dict[str, _Candidate] = {}
+        seen_content: dict[str, str] = {}
+        for hit in fused:  # best first
+            payload = hit.payload
+            section_id = str(payload.get("section_id", hit.id))
+            candidate = by_section.get(section_id)
+            if candidate is None:
+                key = _dedupe_key(payload)
+                if key in seen_content and seen_content[key] != section_id:
+                    continue
+                seen_content[key] = section_id
+                candidate = by_section[section_id] = _Candidate(section_id, hit.score, payload)
+            candidate.hits.append(int(payload.get("section_chunk_index", 0)))
+            candidate.texts.append(str(payload.get("text", "")))
+        return list(by_section.values())
+
+    def _rerank(self, query: str, candidates: list[_Candidate]) -> list[_Candidate]:
+        assert self._reranker is not None
+        head = candidates[: self.settings.rerank_candidates]
+        passages = [
+            f"{c.payload.get('title', '')} › {c.payload.get('heading_text', '')}\n\n"
+            f"{c.payload.get('text', '')}"
+            for c in head
+        ]
+        scores = self._reranker.scores(query, passages)
+        order = sorted(range(len(head)), key=lambda i: -scores[i])
+        reranked = [head[i] for i in order]
+        for candidate, score in zip(reranked, sorted(scores, reverse=True), strict=True):
+            candidate.score = score
+        return reranked + candidates[len(head) :]
+
+    def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
+        chunks_by_section: dict[str, list[SectionChunk]] = {c.section_id: [] for c in chosen}
+        for hit in self._reader.section_chunks(list(chunks_by_section)):
+            section_id = str(hit.payload.get("section_id"))
+            if section_id in chunks_by_section:
+                chunks_by_section[section_id].append(SectionChunk.from_payload(hit.payload))
+        budget = self.settings.section_max_tokens
+        results = []
+        for candidate in chosen:
+            p = candidate.payload
+            built = assemble(
+                chunks_by_section[candidate.section_id] or [SectionChunk.from_payload(p)],
+                candidate.hits,
+                budget_tokens=budget,
+                count_tokens=self._embedder.count_tokens,
+            )
+            results.append(
+                SectionResult(
+                    section_id=candidate.section_id,
+                    doc_path=str(p.get("doc_path", "")),
+                    doc_id=str(p.get("doc_id", "")),
+                    title=str(p.get("title", "")),
+                    heading=str(p.get("heading", "")),
+                    heading_text=str(p.get("heading_text", "")),
+                    heading_level=int(p.get("heading_level", 1)),
+                    breadcrumb=list(p.get("breadcrumb") or []),
+                    url=str(p.get("url", "")),
+                    page_url=str(p.get("page_url", "")),
+                    anchor=str(p.get("anchor", "")),
+                    module=p.get("module"),
+                    chapter=p.get("chapter"),
+                    version=p.get("version"),
+                    locale=p.get("locale"),
+                    content_type=str(p.get("content_type", "")),
+                    score=candidate.score,
+                    snippet=make_snippet(str(p.get("text", "")), query),
+                    text=built.text,
+                    tokens=built.tokens,
+                    truncated=built.truncated,
+                    matched_chunks=list(candidate.hits),
+                )
+            )
+        return results
+
+    def close(self) -> None:
+        self._reader.close()
+        if self._store is not None:
+            self._store.close()

@@ -1,0 +1,48 @@
+"""A short excerpt of a section for source lists: the sentence window that shares most query words."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORDS = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from how i in is it my of on or should that the this to "
+    "what when where which who why with you your".split()
+)
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORDS.findall(text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def _plain(text: str) -> str:
+    # Fences and table pipes make poor previews; keep the words.
+    text = re.sub(r"^```.*$", "", text, flags=re.MULTILINE)
+    return re.sub(r"[ \t]*\|[ \t]*", " ", text)
+
+
+def make_snippet(text: str, query: str, max_chars: int = 240) -> str:
+    """The run of consecutive sentences, at most ``max_chars`` long, with the most query words."""
+    sentences = [s.strip() for s in _SENTENCES.split(_plain(text)) if s.strip()]
+    if not sentences:
+        return ""
+    wanted = words(query)
+    best, best_score = 0, -1.0
+    for start in range(len(sentences)):
+        window = sentences[start]
+        for following in sentences[start + 1 :]:
+            if len(window) + 1 + len(following) > max_chars:
+                break
+            window = f"{window} {following}"
+        score = len(words(window) & wanted) - start * 1e-3  # ties: earlier text
+        if score > best_score:
+            best, best_score = start, score
+    snippet = sentences[best]
+    for following in sentences[best + 1 :]:
+        if len(snippet) + 1 + len(following) > max_chars:
+            break
+        snippet = f"{snippet} {following}"
+    if len(snippet) > max_chars:
+        snippet = snippet[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+    return snippet

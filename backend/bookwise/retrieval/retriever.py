@@ -41,11 +41,6 @@ class _Candidate:
     score: float
     payload: dict[str, Any]  # the best chunk's
     hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
-    texts: list[str] = field(default_factory=list)  # the matching chunks' text, best first
-
-    @property
-    def matched_text(self) -> str:
-        return "\n".join(self.texts)
 
 
 def validate_filters(filters: dict[str, list[str]] | None) -> Filters | None:
@@ -168,10 +163,7 @@ class Retriever:
             timings["rerank"] = (time.perf_counter() - mark) * 1000
         chosen = candidates[:top_k]
         sections = self._assemble(query, chosen)
-        sufficiency = decide(
-            signals(sparse, hits, candidates, rrf_k=settings.retrieval_rrf_k, encoder=self._sparse),
-            threshold=settings.sufficiency_threshold,
-        )
+        sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
         timings["total"] = (time.perf_counter() - started) * 1000
         return RetrievalResult(
@@ -207,7 +199,6 @@ class Retriever:
                 seen_content[key] = section_id
                 candidate = by_section[section_id] = _Candidate(section_id, hit.score, payload)
             candidate.hits.append(int(payload.get("section_chunk_index", 0)))
-            candidate.texts.append(str(payload.get("text", "")))
         return list(by_section.values())
 
     def _rerank(self, query: str, candidates: list[_Candidate]) -> list[_Candidate]:

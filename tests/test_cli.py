@@ -97,3 +97,45 @@ def test_missing_site_and_bad_settings_exit_with_clear_messages(tmp_path: Path) 
         timeout=60,
     )
     assert bad.returncode == 2 and "chunk_max_tokens" in bad.stderr
+
+
+def test_search_and_eval_as_a_ci_gate(make_site: SiteFactory, tmp_path: Path) -> None:
+    site = make_site(
+        {
+            "docs/store.md": "## Store\n\nThe store holds the state tree.\n",
+            "docs/actions.md": "## Actions\n\nActions are plain objects with a type field.\n",
+        }
+    )
+    data = tmp_path / "d"
+    assert bookwise("ingest", str(site), data_dir=data).returncode == 0
+
+    found = bookwise("search", "what holds the state tree", "--top-k", "1", "--json", data_dir=data)
+    assert found.returncode == 0, found.stderr
+    result = json.loads(found.stdout)
+    assert [(s["doc_path"], s["heading"]) for s in result["sections"]] == [("store.md", "Store")]
+    assert isinstance(result["sufficient_context"], bool) and result["index_version"]
+    human = bookwise("search", "plain objects type field", data_dir=data)
+    assert "[1] actions › Actions" in human.stdout and "/docs/actions#actions" in human.stdout
+
+    questions = tmp_path / "q.jsonl"
+    gold = [{"doc_path": "actions.md", "heading": "Actions", "heading_level": 2}]
+    questions.write_text(
+        json.dumps(
+            {"id": "a", "question": "plain objects with a type field", "type": "factoid", "gold": gold}
+        )
+        + "\n"
+        + json.dumps({"id": "u", "question": "How do I deploy to Mars?", "type": "unanswerable", "gold": []})
+        + "\n"
+    )
+    report = bookwise("eval", str(questions), "--json", "--details", data_dir=data)
+    assert report.returncode == 0, report.stderr
+    summary = json.loads(report.stdout)
+    assert summary["section"]["recall@1"] == 1.0 and summary["gate"]["passed"]
+    assert summary["details"][0]["ranked"][0] == ["actions.md", "Actions"]
+    gate = bookwise("eval", str(questions), "--min-recall", "1.0", "--max-false-refusal", "-1", data_dir=data)
+    assert gate.returncode == 1 and "gate failed: false refusal rate" in gate.stderr
+
+
+def test_search_without_an_index_says_to_ingest(tmp_path: Path) -> None:
+    out = bookwise("search", "anything", data_dir=tmp_path / "empty")
+    assert out.returncode == 1 and "index_not_found" in out.stderr and "bookwise ingest" in out.stderr

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 GAP = "\n\n…\n\n"
-_PROBE = 24  # characters of the following chunk searched for in the previous one
+_MIN_OVERLAP = 8  # characters; shorter coincidences ("." or "a ") are not the chunker's overlap
 
 
 @dataclass(frozen=True)
@@ -39,16 +39,14 @@ class AssembledSection:
 
 def join_overlapping(previous: str, following: str) -> str:
     """``previous`` then ``following`` without the text ``following`` repeats from ``previous``'s end."""
-    probe = following[:_PROBE]
-    if not probe:
+    if not following:
         return previous
-    start = max(0, len(previous) - len(following) - 1)
-    position = previous.find(probe, start)
-    while position != -1:
-        tail = previous[position:]
-        if following.startswith(tail):
-            return previous + following[len(tail) :]
-        position = previous.find(probe, position + 1)
+    # The longest suffix of ``previous`` that starts ``following``: try the earliest start first.
+    position = previous.find(following[0], max(0, len(previous) - len(following)))
+    while position != -1 and len(previous) - position >= _MIN_OVERLAP:
+        if following.startswith(previous[position:]):
+            return previous + following[len(previous) - position :]
+        position = previous.find(following[0], position + 1)
     return f"{previous}\n\n{following}"
 
 

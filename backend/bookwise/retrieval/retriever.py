@@ -55,9 +55,9 @@ def validate_filters(filters: dict[str, list[str]] | None) -> Filters | None:
 
 def _dedupe_key(payload: dict[str, Any]) -> str:
     # The same section published twice (versions, locales, a copied page) reads the same: keep the best.
-    return hashlib.sha1(
-        f"{payload.get('heading', '')}\x1f{payload.get('content_hash', '')}".encode()
-    ).hexdigest()
+    # Its visible text decides, not the content hash, which also covers the page's title and breadcrumb.
+    text = f"{payload.get('heading', '')}\x1f{payload.get('text', '')}"
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 class Retriever:
@@ -130,7 +130,7 @@ class Retriever:
         if not query:
             raise QueryError("the query is empty")
         settings = self.settings
-        top_k = top_k or settings.retrieval_top_k
+        top_k = settings.retrieval_top_k if top_k is None else top_k
         if not 1 <= top_k <= settings.retrieval_max_top_k:
             raise QueryError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
         clean_filters = validate_filters(filters)

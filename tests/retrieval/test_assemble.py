@@ -1,0 +1,79 @@
+"""Small-to-big assembly: reading order, overlap and duplicates removed, the budget spent near the hits."""
+
+from __future__ import annotations
+
+from bookwise.retrieval.assemble import GAP, SectionChunk, assemble, join_overlapping
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_join_drops_the_text_the_next_chunk_repeats() -> None:
+    previous = "One sentence here. Two sentence here. Three sentence here."
+    following = "Two sentence here. Three sentence here. Four sentence here."
+    assert join_overlapping(previous, following) == (
+        "One sentence here. Two sentence here. Three sentence here. Four sentence here."
+    )
+
+
+def test_join_without_overlap_keeps_both_whole() -> None:
+    assert join_overlapping("Alpha beta gamma.", "Delta epsilon.") == "Alpha beta gamma.\n\nDelta epsilon."
+
+
+def test_join_ignores_a_repeat_that_is_not_a_suffix() -> None:
+    previous = "Install it with npm. Then run the build. Done."
+    following = "Install it with npm. Something else entirely."
+    assert join_overlapping(previous, following) == previous + "\n\n" + following
+
+
+SECTION = [
+    SectionChunk(0, "Apples are red. Apricots are orange."),
+    SectionChunk(1, "Apricots are orange. Bananas are yellow."),
+    SectionChunk(2, "Bananas are yellow. Cherries are dark."),
+    SectionChunk(3, "Cherries are dark. Dates are sweet."),
+]
+
+
+def test_whole_section_in_reading_order_whatever_the_input_order() -> None:
+    shuffled = [SECTION[2], SECTION[0], SECTION[3], SECTION[1]]
+    built = assemble(shuffled, [2], budget_tokens=1000, count_tokens=words)
+    assert (
+        built.text
+        == "Apples are red. Apricots are orange. Bananas are yellow. Cherries are dark. Dates are sweet."
+    )
+    assert built.chunk_indices == (0, 1, 2, 3)
+    assert not built.truncated
+
+
+def test_duplicate_chunks_are_read_once() -> None:
+    copies = [
+        *SECTION,
+        SectionChunk(2, "Bananas are yellow. Cherries are dark."),
+        SectionChunk(9, "Cherries are dark. Dates are sweet.", ""),
+    ]
+    # index 9 repeats chunk 3's text: the same words twice in one section read once.
+    built = assemble(copies, [2], budget_tokens=1000, count_tokens=words)
+    assert (
+        built.text
+        == "Apples are red. Apricots are orange. Bananas are yellow. Cherries are dark. Dates are sweet."
+    )
+
+
+def test_budget_keeps_hits_then_nearest_neighbours_and_marks_gaps() -> None:
+    # Each chunk costs 6 words: a budget of 12 holds the hit and one neighbour (the later one first).
+    built = assemble(SECTION, [1], budget_tokens=12, count_tokens=words)
+    assert built.chunk_indices == (1, 2)
+    assert built.text == "…\n\nApricots are orange. Bananas are yellow. Cherries are dark.\n\n…"
+    assert built.truncated
+
+
+def test_two_distant_hits_are_joined_by_an_ellipsis() -> None:
+    built = assemble(SECTION, [3, 0], budget_tokens=12, count_tokens=words)
+    assert built.chunk_indices == (0, 3)
+    assert built.text == "Apples are red. Apricots are orange." + GAP + "Cherries are dark. Dates are sweet."
+
+
+def test_a_hit_larger_than_the_budget_is_still_returned() -> None:
+    built = assemble(SECTION, [2], budget_tokens=1, count_tokens=words)
+    assert built.chunk_indices == (2,)

@@ -17,8 +17,9 @@ def words(text: str) -> set[str]:
 
 
 def _plain(text: str) -> str:
-    # Fences and table pipes make poor previews; keep the words.
+    # Fences, bold markers and table pipes make poor previews; keep the words.
     text = re.sub(r"^```.*$", "", text, flags=re.MULTILINE)
+    text = re.sub(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # bold markers, not the words
     return re.sub(r"[ \t]*\|[ \t]*", " ", text)
 
 

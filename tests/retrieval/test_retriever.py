@@ -180,3 +180,37 @@ def test_async_search_runs_off_the_event_loop_thread(book: tuple[Settings, Index
 
     loop_thread = anyio.run(main)
     assert embedder.threads and loop_thread not in embedder.threads
+
+
+def test_a_single_filter_value_may_be_a_string(book: tuple[Settings, IndexStore]) -> None:
+    sections = retriever_for(book).search("store", top_k=10, filters={"module": "Basics"}).sections
+    assert sections and {s.module for s in sections} == {"Basics"}
+
+
+class ByLengthReranker:
+    """A real reranker stage: prefers the shortest passage (enough to see the stage reorder)."""
+
+    name = "by-length"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def scores(self, query: str, passages: list[str]) -> list[float]:
+        self.calls.append(len(passages))
+        return [-float(len(p)) for p in passages]
+
+
+def test_the_reranker_stage_reorders_the_top_sections(book: tuple[Settings, IndexStore]) -> None:
+    settings, store = book
+    query = "store state reducers actions"
+    plain_retriever = retriever_for(book)
+    plain = plain_retriever.search(query, top_k=4).sections
+    plain_retriever.close()  # one Edge reader per process at a time
+    reranker = ByLengthReranker()
+    reranked_settings = settings.model_copy(update={"rerank_candidates": 4})
+    retriever = Retriever(reranked_settings, store.open_reader(), HashEmbedder(), reranker=reranker)
+    reranked = retriever.search(query, top_k=4).sections
+    assert reranker.calls == [4]
+    assert {s.section_id for s in reranked} == {s.section_id for s in plain}
+    assert [s.score for s in reranked] == sorted((s.score for s in reranked), reverse=True)
+    assert all(s.score <= 0 for s in reranked)  # the reranker's own scores (minus passage length)

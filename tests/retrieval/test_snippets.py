@@ -7,7 +7,9 @@ from bookwise.retrieval.snippets import make_snippet
 
 def test_picks_the_sentences_with_the_query_words() -> None:
     text = "Intro sentence here. Reducers must be pure functions. Another unrelated line."
-    assert make_snippet(text, "why must reducers be pure?", max_chars=40) == "Reducers must be pure functions."
+    assert (
+        make_snippet(text, "why must reducers be pure?", max_chars=40) == "Reducers must be pure functions."
+    )
 
 
 def test_bold_markers_fences_and_pipes_are_dropped_but_code_kept() -> None:

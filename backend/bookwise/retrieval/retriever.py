@@ -14,6 +14,7 @@ import functools
 import hashlib
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +44,18 @@ class _Candidate:
     hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
 
 
-def validate_filters(filters: dict[str, list[str]] | None) -> Filters | None:
+def validate_filters(filters: Mapping[str, Sequence[str] | str] | None) -> Filters | None:
+    """Known fields only; a single value may be given as a string."""
     if not filters:
         return None
     unknown = sorted(set(filters) - set(FILTER_FIELDS))
     if unknown:
         raise QueryError(f"unknown filter field(s) {unknown}; allowed: {', '.join(FILTER_FIELDS)}")
-    clean = {k: [str(v) for v in values] for k, values in filters.items() if values}
+    clean = {
+        field: [values] if isinstance(values, str) else [str(v) for v in values]
+        for field, values in filters.items()
+        if values
+    }
     return clean or None
 
 
@@ -124,7 +130,7 @@ class Retriever:
         query: str,
         *,
         top_k: int | None = None,
-        filters: dict[str, list[str]] | None = None,
+        filters: Mapping[str, Sequence[str] | str] | None = None,
     ) -> RetrievalResult:
         query = " ".join(query.split())
         if not query:
@@ -179,7 +185,7 @@ class Retriever:
         query: str,
         *,
         top_k: int | None = None,
-        filters: dict[str, list[str]] | None = None,
+        filters: Mapping[str, Sequence[str] | str] | None = None,
     ) -> RetrievalResult:
         """``search`` in a worker thread: embedding and search are CPU-bound and must not block a loop."""
         call = functools.partial(self.search, query, top_k=top_k, filters=filters)

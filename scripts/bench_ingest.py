@@ -70,6 +70,7 @@ def main() -> int:
                     "chunks": full.chunks,
                     "errors": len(full.errors),
                     "full_s": round(full_s, 2),
+                    "adapt_s": full.adapt_s and round(full.adapt_s, 1),  # included in full_s
                     "chunks_per_s": round(full.chunks / full_s, 1),
                     "unchanged_s": round(again_s, 2),
                     "unchanged_embedded": again.index.embedded,

@@ -132,8 +132,8 @@ def main() -> int:
     args = parser.parse_args()
 
     settings = Settings(data_dir=args.data_dir)
-    embedder = create_embedder(settings)
     manifest, points = read_points(args.data_dir)
+    embedder = create_embedder(settings, model=manifest.embed_model)  # the site-adapted model, if any
     texts = [" ".join(q.query.split()) for path in args.questions for q in load_questions(path)]
     embedder.embed_query("warm up")
     embed_ms, vectors = [], {}

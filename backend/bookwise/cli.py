@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--reindex", action="store_true", help="rebuild from scratch (e.g. after a model change)"
     )
+    ingest.add_argument(
+        "--adapt",
+        action="store_true",
+        help="adapt the local embedder to the site again and rebuild (after large content changes)",
+    )
 
     search = commands.add_parser("search", help="ranked sections for a question, with citations")
     search.add_argument("question")
@@ -162,6 +167,8 @@ def _print_report(report: dict[str, Any]) -> None:
         f"chunks: {report['chunks']} total — {report['created']} created, {report['updated']} updated, "
         f"{report['deleted']} deleted, {report['unchanged']} unchanged; {report['embedded']} embedded",
         f"index: {report['generation'] or '-'}" + (" (switched)" if report["switched"] else " (unchanged)"),
+        f"embedder: {report['embed_model']}"
+        + (f" (adapted to this site in {report['adapt_s']:.0f} s)" if report["adapt_s"] is not None else ""),
         f"duration: {report['duration_s']:.2f} s",
     ]
     for error in report["errors"]:
@@ -186,6 +193,11 @@ class _Progress:
             width = 30
             filled = width * done // max(total, 1)
             sys.stderr.write(f"\r\x1b[Kembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+            sys.stderr.flush()
+
+    def adapt(self, pairs: int) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\x1b[Kadapting the embedder to this site ({pairs} passages)…")
             sys.stderr.flush()
 
     def end(self) -> None:
@@ -214,8 +226,9 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             site,
             dry_run=args.dry_run,
             reindex=args.reindex,
+            adapt=args.adapt,
             docs_commit=args.docs_commit,
-            hooks=Hooks(on_file=progress.file, on_embed=progress.embed),
+            hooks=Hooks(on_file=progress.file, on_embed=progress.embed, on_adapt=progress.adapt),
         ).to_dict()
     finally:
         progress.end()

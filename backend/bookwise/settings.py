@@ -58,6 +58,14 @@ class Settings(BaseSettings):
     )
     embedding_api_key: SecretStr | None = Field(None, description="API key of the embeddings API.")
     embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding call.")
+    embedding_adapt: bool = Field(
+        True,
+        description="Fine-tune the local model on the site's own headings and text when an index is "
+        "built from scratch (a few minutes on CPU; better ranking).",
+    )
+    embedding_adapt_max_pairs: int = Field(
+        3000, ge=8, description="Most (heading context, chunk) pairs the adaptation trains on."
+    )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one embeddings API call.")
 
     chunk_max_tokens: int = Field(

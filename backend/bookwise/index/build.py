@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bookwise.index.adapt import MIN_PAIRS, AdaptParams, adapt, adapted_name, model_dir, training_pairs
 from bookwise.index.cache import EmbeddingCache
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.indexer import IndexReport, sync_index
 from bookwise.index.store import IndexStore
+from bookwise.ingest.models import Chunk
 from bookwise.ingest.pipeline import ChunkingParams, FileProblem, ingest_site
 from bookwise.ingest.site import SiteConfig
 from bookwise.settings import Settings
@@ -26,6 +28,8 @@ class IngestReport:
     index: IndexReport = field(default_factory=IndexReport)
     errors: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)
+    embed_model: str = ""
+    adapt_s: float | None = None  # set when the local embedder was adapted to this site in this run
     duration_s: float = 0.0
     dry_run: bool = False
 
@@ -37,6 +41,8 @@ class IngestReport:
             **self.index.to_dict(),
             "errors": [e.to_dict() for e in self.errors],
             "skipped": [s.to_dict() for s in self.skipped],
+            "embed_model": self.embed_model,
+            "adapt_s": None if self.adapt_s is None else round(self.adapt_s, 1),
             "duration_s": round(self.duration_s, 3),
             "dry_run": self.dry_run,
         }
@@ -46,6 +52,7 @@ class IngestReport:
 class Hooks:
     on_file: Callable[[str], None] | None = None
     on_embed: Callable[[int, int], None] | None = None
+    on_adapt: Callable[[int], None] | None = None  # called with the number of training pairs
 
 
 def git_commit(site: SiteConfig) -> str | None:
@@ -64,20 +71,23 @@ def run_ingest(
     *,
     dry_run: bool = False,
     reindex: bool = False,
+    adapt: bool = False,
     docs_commit: str | None = None,
     embedder: Embedder | None = None,
     store: IndexStore | None = None,
     hooks: Hooks | None = None,
 ) -> IngestReport:
+    """``adapt`` re-adapts the local embedder to the site (and so rebuilds the index)."""
     started = time.perf_counter()
     hooks = hooks or Hooks()
-    embedder = embedder or create_embedder(settings)
+    # Chunks are sized with the configured model's tokenizer; a site-adapted copy shares it.
+    sizing = embedder or create_embedder(settings)
     params = ChunkingParams(
         max_tokens=settings.chunk_max_tokens,
         overlap_tokens=settings.chunk_overlap_tokens,
         min_tokens=settings.chunk_min_tokens,
-        model_max_tokens=embedder.max_input_tokens,
-        count_tokens=embedder.count_tokens,
+        model_max_tokens=sizing.max_input_tokens,
+        count_tokens=sizing.count_tokens,
     )
     result = ingest_site(
         site,
@@ -99,6 +109,14 @@ def run_ingest(
     store = store or open_store(settings)
     cache = EmbeddingCache(settings.data_dir / "embeddings.sqlite")
     try:
+        if embedder is None:
+            adapt_started = time.perf_counter()
+            embedder, adapted = _site_embedder(
+                settings, store, result.chunks, sizing, rebuild=reindex or adapt, dry_run=dry_run, hooks=hooks
+            )
+            if adapted:
+                report.adapt_s = time.perf_counter() - adapt_started
+        report.embed_model = embedder.model_id
         report.index = sync_index(
             result.chunks,
             store,
@@ -111,7 +129,7 @@ def run_ingest(
                 "trailing_slash": site.trailing_slash,
             },
             docs_commit=docs_commit or git_commit(site),
-            reindex=reindex,
+            reindex=reindex or adapt,
             dry_run=dry_run,
             keep_generations=settings.keep_generations,
             batch_size=settings.embedding_batch_size,
@@ -123,3 +141,40 @@ def run_ingest(
             store.close()
     report.duration_s = time.perf_counter() - started
     return report
+
+
+def _site_embedder(
+    settings: Settings,
+    store: IndexStore,
+    chunks: Sequence[Chunk],
+    configured: Embedder,
+    *,
+    rebuild: bool,
+    dry_run: bool,
+    hooks: Hooks,
+) -> tuple[Embedder, bool]:
+    """The embedder for this ingest, and whether it was adapted to the site just now.
+
+    An existing index keeps the model it was built with (an incremental ingest never re-embeds
+    unchanged text); a rebuild of a local index adapts MiniLM to the site first.
+    """
+    if not (settings.embedding_provider == "local" and settings.embedding_adapt):
+        return configured, False
+    live = store.live_manifest()
+    if live is not None and not rebuild:
+        if live.embed_model == configured.model_id:
+            return configured, False
+        return create_embedder(settings, model=live.embed_model), False
+    params = AdaptParams(max_pairs=settings.embedding_adapt_max_pairs)
+    pairs = training_pairs(chunks, params.max_pairs, params.seed)
+    if dry_run or len(pairs) < MIN_PAIRS:
+        return configured, False
+    name = adapted_name(pairs, params)
+    target = model_dir(settings.data_dir, name)
+    if (target / "config.json").is_file():  # the same pairs and parameters: the same model
+        return create_embedder(settings, model=name), False
+    if hooks.on_adapt is not None:
+        hooks.on_adapt(len(pairs))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    adapt(str(getattr(configured, "base_path", "")), pairs, target, params)
+    return create_embedder(settings, model=name), True

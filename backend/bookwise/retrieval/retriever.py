@@ -14,7 +14,7 @@ import functools
 import hashlib
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ import anyio
 import anyio.to_thread
 
 from bookwise.errors import QueryError
+from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.sparse import Bm25Encoder
@@ -75,13 +76,16 @@ class Retriever:
         *,
         reranker: Reranker | None = None,
         store: IndexStore | None = None,
+        embedder_for: Callable[[str], Embedder] | None = None,
     ) -> None:
+        """``embedder_for(model)`` loads the embedder a newer index generation names, if allowed."""
         self.settings = settings
         self._reader = reader
         self._store = store  # owned when opened by ``open``
         self._embedder = embedder
         self._sparse = Bm25Encoder()
         self._reranker = reranker
+        self._embedder_for = embedder_for
         self._checked_generation = ""
         self._refreshed_at = 0.0
         self._refresh_lock = threading.Lock()
@@ -90,15 +94,23 @@ class Retriever:
 
     @classmethod
     def open(cls, settings: Settings) -> Retriever:
+        """The configured index and the embedder its live generation was built with."""
         store = open_store(settings)
         try:
             reader = store.open_reader()
+            embedder_for = functools.partial(_embedder_for, settings)
+            embedder = embedder_for(reader.manifest.embed_model)
+            return cls(
+                settings,
+                reader,
+                embedder,
+                reranker=create_reranker(settings),
+                store=store,
+                embedder_for=embedder_for,
+            )
         except BaseException:
             store.close()
             raise
-        return cls(
-            settings, reader, create_embedder(settings), reranker=create_reranker(settings), store=store
-        )
 
     @property
     def index_version(self) -> str:
@@ -110,10 +122,13 @@ class Retriever:
 
     def _check_model(self) -> None:
         manifest = self._reader.manifest
-        if manifest.generation != self._checked_generation:
-            # A new generation may have been built with another model: never mix vector spaces.
-            manifest.check_model(self._embedder.model_id, self._embedder.dim)
-            self._checked_generation = manifest.generation
+        if manifest.generation == self._checked_generation:
+            return
+        # A new generation may have been built with another model: never mix vector spaces.
+        if manifest.embed_model != self._embedder.model_id and self._embedder_for is not None:
+            self._embedder = self._embedder_for(manifest.embed_model)  # e.g. re-adapted to the site
+        manifest.check_model(self._embedder.model_id, self._embedder.dim)
+        self._checked_generation = manifest.generation
 
     def _maybe_refresh(self) -> None:
         now = time.monotonic()
@@ -270,3 +285,11 @@ class Retriever:
         self._reader.close()
         if self._store is not None:
             self._store.close()
+
+
+def _embedder_for(settings: Settings, model: str) -> Embedder:
+    # Only a site-adapted copy of the configured local model is followed; any other model is left
+    # to the mismatch check, which refuses it with a clear message.
+    if is_adapted(model) or model == settings.resolved_embedding_model:
+        return create_embedder(settings, model=model)
+    return create_embedder(settings)

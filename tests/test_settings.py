@@ -26,3 +26,12 @@ def test_unknown_and_invalid_settings_are_refused(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("BOOKWISE_KEEP_GENERATIONS", "0")
     with pytest.raises(ValidationError, match="keep_generations"):
         Settings()
+
+
+def test_embedder_adaptation_defaults_to_the_embedded_local_index(tmp_path: Path) -> None:
+    base = Settings(data_dir=tmp_path, _env_file=None)  # type: ignore[call-arg]
+    assert base.adapts_embedder  # local provider, embedded index
+    assert not base.model_copy(update={"qdrant_url": "http://qdrant:6333"}).adapts_embedder
+    assert base.model_copy(update={"qdrant_url": "http://q", "embedding_adapt": True}).adapts_embedder
+    assert not base.model_copy(update={"embedding_adapt": False}).adapts_embedder
+    assert not base.model_copy(update={"embedding_provider": "hash"}).adapts_embedder

@@ -58,10 +58,11 @@ class Settings(BaseSettings):
     )
     embedding_api_key: SecretStr | None = Field(None, description="API key of the embeddings API.")
     embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding call.")
-    embedding_adapt: bool = Field(
-        True,
+    embedding_adapt: bool | None = Field(
+        None,
         description="Fine-tune the local model on the site's own headings and text when an index is "
-        "built from scratch (a few minutes on CPU; better ranking).",
+        "built from scratch (minutes on CPU; better ranking). Unset: on for the embedded index, off "
+        "with a Qdrant server (the adapted model would have to travel with the index).",
     )
     embedding_adapt_max_pairs: int = Field(
         3000, ge=8, description="Most (heading context, chunk) pairs the adaptation trains on."
@@ -121,6 +122,12 @@ class Settings(BaseSettings):
     )
     rerank_model: str | None = Field(None, description="Reranker model: a local path or model name.")
     rerank_candidates: int = Field(20, ge=1, description="Top sections the reranker rescores.")
+
+    @property
+    def adapts_embedder(self) -> bool:
+        if self.embedding_provider != "local":
+            return False
+        return self.embedding_adapt if self.embedding_adapt is not None else not self.qdrant_url
 
     @property
     def resolved_embedding_model(self) -> str:

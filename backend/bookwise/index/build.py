@@ -158,7 +158,7 @@ def _site_embedder(
     An existing index keeps the model it was built with (an incremental ingest never re-embeds
     unchanged text); a rebuild of a local index adapts MiniLM to the site first.
     """
-    if not (settings.embedding_provider == "local" and settings.embedding_adapt):
+    if not settings.adapts_embedder:
         return configured, False
     live = store.live_manifest()
     if live is not None and not rebuild:

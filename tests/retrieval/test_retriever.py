@@ -214,3 +214,15 @@ def test_the_reranker_stage_reorders_the_top_sections(book: tuple[Settings, Inde
     assert {s.section_id for s in reranked} == {s.section_id for s in plain}
     assert [s.score for s in reranked] == sorted((s.score for s in reranked), reverse=True)
     assert all(s.score <= 0 for s in reranked)  # the reranker's own scores (minus passage length)
+
+
+def test_equal_fused_scores_rank_the_same_way_every_time() -> None:
+    # Regression: Qdrant returns RRF ties in any order, so one query could get two rankings.
+    from bookwise.index.store import Hit, HybridHits
+    from bookwise.retrieval.retriever import _break_ties
+
+    fused = [Hit("b", 0.2, {}), Hit("a", 0.2, {}), Hit("c", 0.2, {}), Hit("top", 0.3, {})]
+    hits = HybridHits(fused, dense=[Hit("c", 0.9, {}), Hit("a", 0.5, {})], sparse=[Hit("b", 7.0, {})])
+    assert [h.id for h in _break_ties(hits)] == ["top", "c", "a", "b"]
+    reversed_hits = HybridHits(list(reversed(fused)), hits.dense, hits.sparse)
+    assert [h.id for h in _break_ties(reversed_hits)] == ["top", "c", "a", "b"]

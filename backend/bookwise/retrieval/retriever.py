@@ -26,7 +26,7 @@ from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.sparse import Bm25Encoder
-from bookwise.index.store import Filters, Hit, HybridQuery, IndexReader, IndexStore
+from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.rerank import Reranker, create_reranker
@@ -58,6 +58,14 @@ def validate_filters(filters: Mapping[str, Sequence[str] | str] | None) -> Filte
         if values
     }
     return clean or None
+
+
+def _break_ties(hits: HybridHits) -> list[Hit]:
+    """Fused chunks best first; equal RRF scores (common: rank 2 + rank 5 = rank 5 + rank 2) are
+    ordered by cosine, then BM25, then id, so one query always gets one ranking."""
+    cosine = {h.id: h.score for h in hits.dense}
+    bm25 = {h.id: h.score for h in hits.sparse}
+    return sorted(hits.fused, key=lambda h: (-h.score, -cosine.get(h.id, 0.0), -bm25.get(h.id, 0.0), h.id))
 
 
 def _dedupe_key(payload: dict[str, Any]) -> str:
@@ -178,7 +186,7 @@ class Retriever:
         timings["search"] = (time.perf_counter() - mark) * 1000
 
         mark = time.perf_counter()
-        candidates = self._group(hits.fused)
+        candidates = self._group(_break_ties(hits))
         if self._reranker is not None and candidates:
             candidates = self._rerank(query, candidates)
             timings["rerank"] = (time.perf_counter() - mark) * 1000

@@ -23,24 +23,29 @@ def _plain(text: str) -> str:
     return re.sub(r"[ \t]*\|[ \t]*", " ", text)
 
 
+def sentences(text: str) -> list[str]:
+    """Readable sentences of a section's text (fence lines, bold markers and table pipes removed)."""
+    return [s.strip() for s in _SENTENCES.split(_plain(text)) if s.strip()]
+
+
 def make_snippet(text: str, query: str, max_chars: int = 240) -> str:
     """The run of consecutive sentences, at most ``max_chars`` long, with the most query words."""
-    sentences = [s.strip() for s in _SENTENCES.split(_plain(text)) if s.strip()]
-    if not sentences:
+    parts = sentences(text)
+    if not parts:
         return ""
     wanted = words(query)
     best, best_score = 0, -1.0
-    for start in range(len(sentences)):
-        window = sentences[start]
-        for following in sentences[start + 1 :]:
+    for start in range(len(parts)):
+        window = parts[start]
+        for following in parts[start + 1 :]:
             if len(window) + 1 + len(following) > max_chars:
                 break
             window = f"{window} {following}"
         score = len(words(window) & wanted) - start * 1e-3  # ties: earlier text
         if score > best_score:
             best, best_score = start, score
-    snippet = sentences[best]
-    for following in sentences[best + 1 :]:
+    snippet = parts[best]
+    for following in parts[best + 1 :]:
         if len(snippet) + 1 + len(following) > max_chars:
             break
         snippet = f"{snippet} {following}"

@@ -1,0 +1,1 @@
+"""Generation: prompts, the answer stream (LLM or extractive), citation markers and quotes."""

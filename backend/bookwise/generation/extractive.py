@@ -1,0 +1,70 @@
+"""The answer without a language model: the book's own sentences that best match the question.
+
+Sentences of the retrieved sections are scored by the question words they share, rarer words (across
+the candidate sentences) counting more, with a small preference for better-ranked sections. The best
+few are quoted verbatim, each with its ``[n]`` citation, under a line that says this is an
+extractive answer: nothing is paraphrased, so nothing can be made up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.snippets import sentences, words
+
+EXTRACTIVE_LABEL = (
+    "*Extractive answer: no language model is configured, so these are the passages of the book "
+    "that best match your question.*"
+)
+NOT_COVERED = "The book does not seem to cover this. The closest sections are listed in the sources."
+MIN_WORDS = 4  # shorter fragments (headings, labels) make poor answers
+RANK_DECAY = 0.15  # each step down the source list costs this share of a sentence's score
+
+
+@dataclass(frozen=True)
+class Passage:
+    source: int  # 1-based number of the section in the sources list
+    text: str
+    score: float
+
+
+def best_passages(question: str, sections: Sequence[SectionResult], limit: int = 3) -> list[Passage]:
+    wanted = words(question)
+    candidates = [
+        (n, sentence, words(sentence))
+        for n, section in enumerate(sections, start=1)
+        for sentence in sentences(section.text)
+        if len(sentence.split()) >= MIN_WORDS and sentence != "…"
+    ]
+    if not wanted or not candidates:
+        return []
+    frequency = Counter(word for _, _, found in candidates for word in found & wanted)
+    total = len(candidates)
+    scored = []
+    for n, sentence, found in candidates:
+        shared = found & wanted
+        if not shared:
+            continue
+        weight = sum(math.log(1 + total / frequency[w]) for w in shared)
+        scored.append(Passage(n, sentence, weight * (1 - RANK_DECAY) ** (n - 1)))
+    scored.sort(key=lambda p: -p.score)
+    chosen: list[Passage] = []
+    for passage in scored:
+        if all(passage.text != c.text for c in chosen):
+            chosen.append(passage)
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+def extractive_answer(question: str, sections: Sequence[SectionResult], *, sufficient: bool) -> str:
+    """Markdown: the label, then each passage as a quote with its citation."""
+    passages = best_passages(question, sections) if sufficient else []
+    if not passages:
+        return NOT_COVERED
+    quotes = "\n\n".join(f"> {p.text} [{p.source}]" for p in passages)
+    return f"{EXTRACTIVE_LABEL}\n\n{quotes}"

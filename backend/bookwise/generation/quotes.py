@@ -1,0 +1,51 @@
+"""The citations block: one verbatim quote per cited source, unless the answer already quotes it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.snippets import sentences, words
+
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Quote:
+    n: int
+    text: str
+    url: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def _claims(answer: str, n: int) -> str:
+    """The answer's sentences that cite source ``n``: what its quote should support."""
+    return " ".join(s for s in re.split(r"(?<=[.!?])\s+|\n+", answer) if f"[{n}]" in s)
+
+
+def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int]) -> list[Quote]:
+    """For each cited source, its sentence closest to what the answer says with that citation."""
+    answer_text = _normal(_MARKER.sub("", answer))
+    found = []
+    for n in used:
+        if not 1 <= n <= len(sources):
+            continue
+        claim = words(_claims(answer, n))
+        candidates = [s for s in sentences(sources[n - 1].text) if len(s.split()) >= 4 and s != "…"]
+        if not candidates:
+            continue
+        best = max(candidates, key=lambda s: (len(words(s) & claim), -candidates.index(s)))
+        if _normal(best) in answer_text:  # already quoted in the answer: no double citation
+            continue
+        found.append(Quote(n, best, sources[n - 1].url))
+    return found

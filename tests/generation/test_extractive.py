@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bookwise.generation.citations import cited_numbers
 from bookwise.generation.extractive import EXTRACTIVE_LABEL, NOT_COVERED, best_passages, extractive_answer
-from generation.conftest import SectionFactory
+from conftest import SectionFactory
 
 
 def test_the_sentences_sharing_the_rarest_question_words_are_quoted(section: SectionFactory) -> None:

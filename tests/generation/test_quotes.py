@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bookwise.generation.quotes import quotes_for
-from generation.conftest import SectionFactory
+from conftest import SectionFactory
 
 
 def test_each_cited_source_gets_its_sentence_closest_to_the_claim(section: SectionFactory) -> None:

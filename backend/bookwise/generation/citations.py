@@ -67,3 +67,8 @@ def cited_numbers(text: str) -> list[int]:
             if int(part) not in seen:
                 seen.append(int(part))
     return seen
+
+
+def strip_markers(text: str) -> str:
+    """The text without its citation markers (to compare it with the book's own sentences)."""
+    return _MARKER.sub("", text)

@@ -32,13 +32,17 @@ class Passage:
     score: float
 
 
+def quotable_sentences(text: str) -> list[str]:
+    """A section's sentences that can stand alone as a quote (no fragments, no "…" cut marks)."""
+    return [s for s in sentences(text) if len(s.split()) >= MIN_WORDS and s != "…"]
+
+
 def best_passages(question: str, sections: Sequence[SectionResult], limit: int = 3) -> list[Passage]:
     wanted = words(question)
     candidates = [
         (n, sentence, words(sentence))
         for n, section in enumerate(sections, start=1)
-        for sentence in sentences(section.text)
-        if len(sentence.split()) >= MIN_WORDS and sentence != "…"
+        for sentence in quotable_sentences(section.text)
     ]
     if not wanted or not candidates:
         return []

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from bookwise.generation.citations import strip_markers
+from bookwise.generation.extractive import quotable_sentences
 from bookwise.retrieval.models import SectionResult
-from bookwise.retrieval.snippets import sentences, words
+from bookwise.retrieval.snippets import words
 
-_MARKER = re.compile(r"\[(\d{1,3})\]")
 _SPACES = re.compile(r"\s+")
 
 
@@ -35,13 +36,13 @@ def _claims(answer: str, n: int) -> str:
 
 def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int]) -> list[Quote]:
     """For each cited source, its sentence closest to what the answer says with that citation."""
-    answer_text = _normal(_MARKER.sub("", answer))
+    answer_text = _normal(strip_markers(answer))
     found = []
     for n in used:
         if not 1 <= n <= len(sources):
             continue
         claim = words(_claims(answer, n))
-        candidates = [s for s in sentences(sources[n - 1].text) if len(s.split()) >= 4 and s != "…"]
+        candidates = quotable_sentences(sources[n - 1].text)
         if not candidates:
             continue
         best = max(candidates, key=lambda s: (len(words(s) & claim), -candidates.index(s)))

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -68,11 +67,10 @@ def _break_ties(hits: HybridHits) -> list[Hit]:
     return sorted(hits.fused, key=lambda h: (-h.score, -cosine.get(h.id, 0.0), -bm25.get(h.id, 0.0), h.id))
 
 
-def _dedupe_key(payload: dict[str, Any]) -> str:
+def _dedupe_key(payload: dict[str, Any]) -> tuple[str, str]:
     # The same section published twice (versions, locales, a copied page) reads the same: keep the best.
     # Its visible text decides, not the content hash, which also covers the page's title and breadcrumb.
-    text = f"{payload.get('heading', '')}\x1f{payload.get('text', '')}"
-    return hashlib.sha1(text.encode()).hexdigest()
+    return str(payload.get("heading", "")), str(payload.get("text", ""))
 
 
 class Retriever:
@@ -123,10 +121,6 @@ class Retriever:
     @property
     def index_version(self) -> str:
         return self._reader.manifest.generation
-
-    @property
-    def manifest_summary(self) -> dict[str, Any]:
-        return self._reader.manifest.summary()
 
     def _check_model(self) -> None:
         manifest = self._reader.manifest
@@ -216,7 +210,7 @@ class Retriever:
 
     def _group(self, fused: list[Hit]) -> list[_Candidate]:
         by_section: dict[str, _Candidate] = {}
-        seen_content: dict[str, str] = {}
+        seen_content: dict[tuple[str, str], str] = {}
         for hit in fused:  # best first
             payload = hit.payload
             section_id = str(payload.get("section_id", hit.id))

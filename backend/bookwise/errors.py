@@ -6,8 +6,16 @@
     - FrontMatterError · EncodingError · FileTooLargeError · MarkdownError
   - IndexError_                 the vector index cannot be used
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
+    - RetrievalTimeoutError
   - EmbeddingError              the embedder failed (network, model)
   - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
+  - GenerationError             the language model failed
+    - LLMUnavailableError · LLMTimeoutError
+  - RequestRejected             the API refuses a request before doing any work
+    - InvalidRequestError · PayloadTooLargeError · UnsupportedMediaTypeError · OriginNotAllowedError
+    - RateLimitedError · TooManyStreamsError · ServerBusyError · NotFoundError
+
+``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ class BookwiseError(Exception):
 
     code = "internal_error"
     retryable = False
+    status_code = 500
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -65,6 +74,7 @@ class MarkdownError(SourceError):
 
 class IndexError_(BookwiseError):  # trailing underscore: do not shadow the builtin
     code = "index_error"
+    status_code = 503
 
 
 class ModelMismatchError(IndexError_):
@@ -85,10 +95,83 @@ class StoreUnavailableError(IndexError_):
     retryable = True
 
 
+class RetrievalTimeoutError(IndexError_):
+    code = "retrieval_timeout"
+    retryable = True
+
+
 class EmbeddingError(BookwiseError):
     code = "embedding_failed"
     retryable = True
+    status_code = 503
 
 
 class QueryError(BookwiseError):
     code = "invalid_query"
+    status_code = 422
+
+
+class GenerationError(BookwiseError):
+    code = "generation_failed"
+    retryable = True
+    status_code = 503
+
+
+class LLMUnavailableError(GenerationError):
+    code = "llm_unavailable"
+
+
+class LLMTimeoutError(GenerationError):
+    code = "llm_timeout"
+
+
+class RequestRejected(BookwiseError):
+    code = "request_rejected"
+    status_code = 400
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class InvalidRequestError(RequestRejected):
+    code = "invalid_request"
+    status_code = 422
+
+
+class PayloadTooLargeError(RequestRejected):
+    code = "payload_too_large"
+    status_code = 413
+
+
+class UnsupportedMediaTypeError(RequestRejected):
+    code = "unsupported_media_type"
+    status_code = 415
+
+
+class OriginNotAllowedError(RequestRejected):
+    code = "origin_not_allowed"
+    status_code = 403
+
+
+class RateLimitedError(RequestRejected):
+    code = "rate_limited"
+    retryable = True
+    status_code = 429
+
+
+class TooManyStreamsError(RequestRejected):
+    code = "too_many_streams"
+    retryable = True
+    status_code = 429
+
+
+class ServerBusyError(RequestRejected):
+    code = "server_busy"
+    retryable = True
+    status_code = 503
+
+
+class NotFoundError(RequestRejected):
+    code = "not_found"
+    status_code = 404

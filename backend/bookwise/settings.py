@@ -123,11 +123,82 @@ class Settings(BaseSettings):
     rerank_model: str | None = Field(None, description="Reranker model: a local path or model name.")
     rerank_candidates: int = Field(20, ge=1, description="Top sections the reranker rescores.")
 
+    retrieval_timeout_s: float = Field(
+        10.0, gt=0, description="Longest a request's retrieval (embedding + search) may take before a 503."
+    )
+
+    book_title: str = Field("this book", description="The book's name, as the assistant calls it.")
+    llm_base_url: str | None = Field(
+        None,
+        description="Base URL of an OpenAI-compatible chat API (OpenAI, Ollama, vLLM, llama.cpp). "
+        "Unset: answers are extractive (the book's own sentences, quoted).",
+    )
+    llm_api_key: SecretStr | None = Field(None, description="API key of the chat API.")
+    llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
+    llm_temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature of answers.")
+    llm_max_tokens: int = Field(800, ge=16, description="Longest answer, in model tokens.")
+    llm_connect_timeout_s: float = Field(3.0, gt=0, description="Connecting to the chat API.")
+    llm_first_token_timeout_s: float = Field(
+        15.0, gt=0, description="Longest wait for the first token of an answer (per attempt)."
+    )
+    llm_idle_timeout_s: float = Field(
+        20.0, gt=0, description="Longest silence between two tokens before the answer is abandoned."
+    )
+    llm_total_timeout_s: float = Field(90.0, gt=0, description="Longest a whole answer may take.")
+    llm_max_retries: int = Field(
+        2, ge=0, description="Retries of a failed chat call, only before its first token."
+    )
+    llm_retry_max_wait_s: float = Field(
+        5.0, ge=0, description="Longest pause before a retry (a 429's `Retry-After` is honoured up to this)."
+    )
+    llm_rewrite_timeout_s: float = Field(
+        5.0, gt=0, description="Rewriting a follow-up into a standalone query; past it, the fallback is used."
+    )
+
+    api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
+    api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Sites whose pages may call the API (exact origins, JSON list). The API's own "
+        "origin is always allowed; requests without an `Origin` header (curl, servers) are not browsers.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (JSON list). "
+        "Empty: the socket peer is the client.",
+    )
+    max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body.")
+    max_question_chars: int = Field(2000, ge=1, description="Longest question.")
+    max_selection_chars: int = Field(4000, ge=1, description="Longest selected text.")
+    max_history_turns: int = Field(10, ge=0, description="Most earlier turns a request may carry.")
+    max_history_chars: int = Field(4000, ge=1, description="Longest single earlier turn.")
+    rate_limit_per_minute: int = Field(
+        30, ge=1, description="Requests one client (IP) may make per minute to the POST endpoints."
+    )
+    max_streams_per_client: int = Field(3, ge=1, description="Answers one client (IP) may stream at once.")
+    max_streams: int = Field(256, ge=1, description="Answers the server streams at once; beyond, 503.")
+    sse_ping_s: int = Field(
+        15, ge=1, description="Keep-alive comment interval on answer streams, in seconds."
+    )
+    sse_send_timeout_s: float = Field(
+        30.0, gt=0, description="A stream whose client reads nothing for this long is closed."
+    )
+    feedback_db: Path | None = Field(
+        None, description="SQLite file for readers' ratings. Unset: `feedback.sqlite3` in the data dir."
+    )
+    widget_path: Path | None = Field(
+        None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":
             return False
         return self.embedding_adapt if self.embedding_adapt is not None else not self.qdrant_url
+
+    @property
+    def resolved_feedback_db(self) -> Path:
+        return self.feedback_db or self.data_dir / "feedback.sqlite3"
 
     @property
     def resolved_embedding_model(self) -> str:

@@ -23,6 +23,8 @@ KEYWORD_FIELDS = (
     "version",
     "locale",
     "section_id",
+    "page_url",
+    "anchor",
 )
 INTEGER_FIELDS = ("chunk_index", "heading_level")
 # Payload keys that change on every ingest without the chunk changing.

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -57,6 +58,15 @@ def validate_filters(filters: Mapping[str, Sequence[str] | str] | None) -> Filte
         if values
     }
     return clean or None
+
+
+def page_paths(page_url: str) -> list[str]:
+    """The index's ``page_url`` forms of a browser URL: its path, with and without a trailing slash."""
+    path = unquote(urlsplit(page_url.strip()).path)
+    if not path.startswith("/"):
+        return []
+    trimmed = path.rstrip("/") or "/"
+    return sorted({trimmed, trimmed if trimmed == "/" else trimmed + "/"})
 
 
 def _break_ties(hits: HybridHits) -> list[Hit]:
@@ -122,6 +132,21 @@ class Retriever:
     def index_version(self) -> str:
         return self._reader.manifest.generation
 
+    def status(self) -> dict[str, Any]:
+        """The live index, checked now (a Qdrant server is asked): for readiness probes."""
+        with self._refresh_lock:
+            self._reader.refresh()
+            self._refreshed_at = time.monotonic()
+        self._check_model()
+        summary = self._reader.manifest.summary()
+        return {
+            "index_version": summary["generation"],
+            "embed_model": summary["embed_model"],
+            "points": summary["points"],
+            "docs_commit": summary.get("docs_commit"),
+            "created_at": summary.get("created_at"),
+        }
+
     def _check_model(self) -> None:
         manifest = self._reader.manifest
         if manifest.generation == self._checked_generation:
@@ -156,7 +181,31 @@ class Retriever:
         top_k = settings.retrieval_top_k if top_k is None else top_k
         if not 1 <= top_k <= settings.retrieval_max_top_k:
             raise QueryError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
-        clean_filters = validate_filters(filters)
+        return self._run(query, top_k, validate_filters(filters))
+
+    def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
+        """The section of the reader's page that holds a selected passage: the selection's citation.
+
+        The heading id the widget found is tried first, then the page's section closest to the text.
+        """
+        pages = page_paths(page_url)
+        query = " ".join((text or heading_id or "").split())
+        if not pages or not query:
+            return None
+        attempts: list[Filters] = [{"page_url": pages, "anchor": [heading_id]}] if heading_id else []
+        attempts.append({"page_url": pages})
+        for filters in attempts:
+            found = self._run(query, 1, filters).sections
+            if found:
+                return found[0]
+        return None
+
+    async def alocate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
+        call = functools.partial(self.locate, page_url, heading_id=heading_id, text=text)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
+
+    def _run(self, query: str, top_k: int, clean_filters: Filters | None) -> RetrievalResult:
+        settings = self.settings
         timings: dict[str, float] = {}
         started = time.perf_counter()
         self._maybe_refresh()
@@ -206,7 +255,7 @@ class Retriever:
     ) -> RetrievalResult:
         """``search`` in a worker thread: embedding and search are CPU-bound and must not block a loop."""
         call = functools.partial(self.search, query, top_k=top_k, filters=filters)
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
     def _group(self, fused: list[Hit]) -> list[_Candidate]:
         by_section: dict[str, _Candidate] = {}

@@ -1,0 +1,1 @@
+"""The HTTP API: FastAPI app, SSE answers, guards, feedback."""

@@ -1,0 +1,120 @@
+"""The ASGI guard in front of every route: request ids, and the cheap refusals that must come
+before any body is parsed or any work done — Origin, content type, body size, request rate.
+
+Order for ``POST /api/*``: Origin (403), content type (415), declared size (413), rate (429); the
+body is then counted while it is read (413 even without a ``Content-Length``). Validation (422),
+stream caps (429/503) and retrieval (503) follow in the routes, all before a stream opens.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Sequence
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bookwise.api.limits import Network, RateLimiter, client_ip
+from bookwise.api.logs import request_id_var
+from bookwise.errors import (
+    BookwiseError,
+    OriginNotAllowedError,
+    PayloadTooLargeError,
+    RequestRejected,
+    UnsupportedMediaTypeError,
+)
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+
+
+def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
+    headers = {}
+    retry_after = getattr(error, "retry_after", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(int(max(retry_after, 1)))
+    return JSONResponse(
+        {"error": {**error.to_dict(), "request_id": request_id}},
+        status_code=error.status_code,
+        headers=headers,
+    )
+
+
+def own_origin(scope: Scope, headers: Headers) -> str:
+    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+
+
+class Guard:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_origins: Sequence[str],
+        trusted_proxies: Sequence[Network],
+        max_body_bytes: int,
+        rate_limiter: RateLimiter,
+    ) -> None:
+        self.app = app
+        self.allowed_origins = {o.rstrip("/") for o in allowed_origins}
+        self.trusted_proxies = trusted_proxies
+        self.max_body_bytes = max_body_bytes
+        self.rate_limiter = rate_limiter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        inbound = headers.get("x-request-id", "")
+        request_id = inbound if _REQUEST_ID.match(inbound) else uuid.uuid4().hex
+        peer = scope["client"][0] if scope.get("client") else "unknown"
+        client = client_ip(peer, headers.get("x-forwarded-for"), self.trusted_proxies)
+        state = scope.setdefault("state", {})
+        state["request_id"], state["client_ip"] = request_id, client
+        token = request_id_var.set(request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)["X-Request-ID"] = request_id
+            await send(message)
+
+        try:
+            if scope["method"] == "POST" and scope["path"].startswith("/api/"):
+                try:
+                    self._check(scope, headers, client)
+                except RequestRejected as error:
+                    await error_response(error, request_id)(scope, receive, send_with_id)
+                    return
+                receive = self._counted(receive)
+            await self.app(scope, receive, send_with_id)
+        finally:
+            request_id_var.reset(token)
+
+    def _check(self, scope: Scope, headers: Headers, client: str) -> None:
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/") not in self.allowed_origins | {
+            own_origin(scope, headers)
+        }:
+            raise OriginNotAllowedError(f"requests from {origin} are not allowed")
+        media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise UnsupportedMediaTypeError("the body must be JSON (Content-Type: application/json)")
+        declared = headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
+            raise PayloadTooLargeError(f"the body is larger than {self.max_body_bytes} bytes")
+        self.rate_limiter.check(client)
+
+    def _counted(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body_bytes:
+                    raise PayloadTooLargeError(f"the body is larger than {self.max_body_bytes} bytes")
+            return message
+
+        return counted

@@ -1,0 +1,327 @@
+"""One answer, in two phases: ``prepare`` (everything that can fail or be refused) and ``stream``.
+
+``prepare`` validates, rewrites a follow-up, retrieves (or locates a selection) and plans the
+answer; any error it raises is returned before a stream opens. ``stream`` yields the events:
+``meta``, ``sources``, ``token``…, then exactly one of ``done`` or ``error``. The API and
+``bookwise ask`` both run this code.
+
+Plans: ``llm`` (the model answers from the sources or the selection), ``extractive`` (no model:
+the book's own sentences, quoted), ``not_covered`` (retrieval judged the book silent: say so and
+list the closest sections, never guess). In selected-text mode the scope is the selection, then on
+the reader's request the enclosing section, then the book; only the selection reaches the model
+in the first scope.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from bookwise.errors import BookwiseError, QueryError, RetrievalTimeoutError
+from bookwise.generation.citations import CitationFilter
+from bookwise.generation.extractive import NOT_COVERED, best_passages, extractive_answer
+from bookwise.generation.followup import SearchQuery, standalone_query
+from bookwise.generation.llm import Completion, LLMClient
+from bookwise.generation.prompts import (
+    NOT_IN_SELECTION,
+    Message,
+    Turn,
+    normal_messages,
+    selected_text_messages,
+)
+from bookwise.generation.quotes import quotes_for
+from bookwise.generation.selection import selection_source
+from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.retriever import Retriever
+from bookwise.settings import Settings
+
+Mode = Literal["normal", "selected_text"]
+Scope = Literal["selection", "section", "book"]
+Plan = Literal["llm", "extractive", "not_covered"]
+CLOSEST_LISTED = 3
+_PIECE = re.compile(r"\S+\s*|\s+")
+WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    heading_id: str | None = None
+    version: str | None = None
+    locale: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    question: str
+    mode: Mode = "normal"
+    scope: Scope | None = None  # selected_text only; default "selection"
+    selected_text: str = ""
+    page: Page | None = None
+    history: tuple[Turn, ...] = ()
+    filters: Mapping[str, Sequence[str] | str] | None = None
+    top_k: int | None = None
+    request_id: str = ""
+
+    @property
+    def effective_scope(self) -> Scope:
+        return "book" if self.mode == "normal" else (self.scope or "selection")
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str  # meta, sources, token, done, error
+    data: dict[str, Any]
+
+
+@dataclass
+class Prepared:
+    request: ChatRequest
+    query: SearchQuery
+    sources: list[SectionResult]
+    sufficient: bool
+    plan: Plan
+    messages: list[Message]
+    index_version: str
+    retrieval_ms: float
+    started: float
+    located: bool = False
+    outcome: dict[str, Any] = field(default_factory=dict)  # filled by ``stream``: for logs
+
+
+def _pieces(text: str) -> list[str]:
+    parts = _PIECE.findall(text)
+    return [
+        "".join(parts[i : i + WORDS_PER_TOKEN_EVENT]) for i in range(0, len(parts), WORDS_PER_TOKEN_EVENT)
+    ]
+
+
+def _label(source: SectionResult) -> str:
+    heading = source.heading_text
+    return f"{source.title} › {heading}" if heading and heading != source.title else source.title
+
+
+def not_covered_answer(sources: Sequence[SectionResult]) -> str:
+    closest = [f"- [{_label(s)}]({s.url})" for s in sources[:CLOSEST_LISTED]]
+    return NOT_COVERED + ("\n\nClosest sections:\n" + "\n".join(closest) if closest else "")
+
+
+def _declines(answer: str) -> bool:
+    return NOT_IN_SELECTION.rstrip(".").lower() in " ".join(answer.split()).lower()
+
+
+class Answerer:
+    def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
+        self.settings = settings
+        self.retriever = retriever
+        self.llm = llm
+
+    # -- phase 1: before the stream -------------------------------------------------------------
+
+    async def prepare(self, request: ChatRequest) -> Prepared:
+        started = time.monotonic()
+        question = " ".join(request.question.split())
+        if not question:
+            raise QueryError("the question is empty")
+        scope = request.effective_scope
+        selection = request.selected_text.strip()
+        if scope != "book" and not selection:
+            raise QueryError("selected_text mode needs the selected text")
+        if scope == "book":
+            query = await standalone_query(
+                question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
+            )
+        else:
+            query = SearchQuery(question, rewritten=False, method="as_asked")
+
+        mark = time.monotonic()
+        located: SectionResult | None = None
+        try:
+            with anyio.fail_after(self.settings.retrieval_timeout_s):
+                if scope == "book":
+                    sources, sufficient = await self._search(request, query.text)
+                else:
+                    if request.page is not None:
+                        located = await self.retriever.alocate(
+                            request.page.url, heading_id=request.page.heading_id, text=selection
+                        )
+                    sources, sufficient = self._selection_sources(scope, selection, located, request)
+        except TimeoutError as error:
+            raise RetrievalTimeoutError("retrieval took too long; try again") from error
+        retrieval_ms = (time.monotonic() - mark) * 1000
+
+        plan: Plan
+        if not sources or not sufficient:
+            plan = "not_covered"
+        else:
+            plan = "llm" if self.llm is not None else "extractive"
+        messages = self._messages(request, question, scope, sources) if plan == "llm" else []
+        return Prepared(
+            request=request,
+            query=query,
+            sources=sources,
+            sufficient=sufficient,
+            plan=plan,
+            messages=messages,
+            index_version=self.retriever.index_version,
+            retrieval_ms=retrieval_ms,
+            started=started,
+            located=located is not None,
+        )
+
+    async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool]:
+        filters: dict[str, Sequence[str] | str] = dict(request.filters or {})
+        from_page = {
+            name: value
+            for name, value in (
+                ("version", request.page.version if request.page else None),
+                ("locale", request.page.locale if request.page else None),
+            )
+            if value and name not in filters
+        }
+        result = await self.retriever.asearch(query, top_k=request.top_k, filters={**filters, **from_page})
+        if not result.sections and from_page:  # the reader's version/locale is not in the index
+            result = await self.retriever.asearch(query, top_k=request.top_k, filters=filters)
+        return result.sections, result.sufficient_context
+
+    @staticmethod
+    def _selection_sources(
+        scope: Scope, selection: str, located: SectionResult | None, request: ChatRequest
+    ) -> tuple[list[SectionResult], bool]:
+        if scope == "selection":
+            page_url = request.page.url if request.page else "/"
+            return [selection_source(selection, located, page_url)], True
+        if located is None:
+            raise QueryError("the selection's section is not in the index; ask about the whole book instead")
+        return [located], True
+
+    def _messages(
+        self, request: ChatRequest, question: str, scope: Scope, sources: list[SectionResult]
+    ) -> list[Message]:
+        title = self.settings.book_title
+        if scope == "selection":
+            source = sources[0]
+            return selected_text_messages(
+                question,
+                source.text,
+                book_title=title,
+                page_title=source.title if source.section_id else "",
+                heading=source.heading_text,
+                history=request.history,
+            )
+        return normal_messages(question, sources, book_title=title, sufficient=True, history=request.history)
+
+    # -- phase 2: the stream --------------------------------------------------------------------
+
+    def _meta(self, prepared: Prepared) -> dict[str, Any]:
+        request = prepared.request
+        return {
+            "request_id": request.request_id,
+            "mode": request.mode,
+            "scope": request.effective_scope,
+            "index_version": prepared.index_version,
+            "query": prepared.query.text,
+            "query_rewritten": prepared.query.rewritten,
+            "query_method": prepared.query.method,
+            "answer_mode": "llm" if prepared.plan == "llm" else prepared.plan,
+            "model": self.llm.model if self.llm is not None and prepared.plan == "llm" else None,
+        }
+
+    async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
+        request = prepared.request
+        yield Event("meta", self._meta(prepared))
+        sources = [{"n": n, **s.to_source()} for n, s in enumerate(prepared.sources, start=1)]
+        yield Event("sources", {"sources": sources, "sufficient_context": prepared.sufficient})
+        citations = CitationFilter(len(prepared.sources))
+        answer: list[str] = []
+        completion = Completion()
+        first_token_ms: float | None = None
+        prepared.outcome = {"outcome": "client_disconnected"}  # until it ends otherwise
+        try:
+            async for delta in self._deltas(prepared, completion):
+                shown = citations.feed(delta)
+                if shown:
+                    if first_token_ms is None:
+                        first_token_ms = (time.monotonic() - prepared.started) * 1000
+                    answer.append(shown)
+                    yield Event("token", {"text": shown})
+            tail = citations.flush()
+            if tail:
+                answer.append(tail)
+                yield Event("token", {"text": tail})
+        except BookwiseError as error:
+            prepared.outcome = {"outcome": error.code}
+            yield Event("error", {**error.to_dict(), "request_id": request.request_id})
+            return
+        text = "".join(answer)
+        done = self._done(prepared, text, citations, completion, first_token_ms)
+        prepared.outcome = {"outcome": "done", **done}
+        yield Event("done", done)
+
+    async def _deltas(self, prepared: Prepared, completion: Completion) -> AsyncIterator[str]:
+        question = " ".join(prepared.request.question.split())
+        if prepared.plan == "llm":
+            assert self.llm is not None
+            async for delta in self.llm.stream(prepared.messages, completion):
+                yield delta
+            return
+        if prepared.plan == "not_covered":
+            text = not_covered_answer(prepared.sources)
+        elif prepared.request.effective_scope == "selection":
+            passages = best_passages(question, prepared.sources)
+            text = extractive_answer(question, prepared.sources, sufficient=True) if passages else ""
+            text = text or NOT_IN_SELECTION
+        else:
+            text = extractive_answer(prepared.query.text, prepared.sources, sufficient=True)
+        completion.finish_reason = "stop"
+        for piece in _pieces(text):
+            yield piece
+
+    def _done(
+        self,
+        prepared: Prepared,
+        text: str,
+        citations: CitationFilter,
+        completion: Completion,
+        first_token_ms: float | None,
+    ) -> dict[str, Any]:
+        scope = prepared.request.effective_scope
+        kind = {"llm": "generated", "extractive": "extractive", "not_covered": "not_covered"}[prepared.plan]
+        used = list(citations.used)
+        widen: dict[str, str] | None = None
+        if scope == "selection":
+            if _declines(text):
+                kind, used = "not_in_selection", []
+                widen = self._widen_from_selection(prepared)
+            elif not used:
+                used = [1]  # the answer is drawn from the selection: it is the citation
+        elif scope == "section" and (kind == "not_covered" or not used):
+            widen = {"scope": "book", "label": "Ask the whole book"}
+        if text.startswith(NOT_COVERED):
+            kind, used = "not_covered", []
+        return {
+            "answer_kind": kind,
+            "citations": used,
+            "dropped_citations": citations.dropped,
+            "quotes": [q.to_dict() for q in quotes_for(text, prepared.sources, used)],
+            "finish_reason": completion.finish_reason,
+            "widen": widen,
+            "timings_ms": {
+                "retrieval": round(prepared.retrieval_ms, 1),
+                "first_token": round(first_token_ms, 1) if first_token_ms is not None else None,
+                "total": round((time.monotonic() - prepared.started) * 1000, 1),
+            },
+            "usage": completion.usage,
+        }
+
+    @staticmethod
+    def _widen_from_selection(prepared: Prepared) -> dict[str, str]:
+        if prepared.located:
+            heading = prepared.sources[0].heading_text or prepared.sources[0].title
+            return {"scope": "section", "label": f"Ask about the whole section “{heading}”"}
+        return {"scope": "book", "label": "Ask the whole book"}

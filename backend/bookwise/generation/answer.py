@@ -24,7 +24,7 @@ import anyio
 
 from bookwise.errors import BookwiseError, QueryError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
-from bookwise.generation.extractive import NOT_COVERED, best_passages, extractive_answer
+from bookwise.generation.extractive import NOT_COVERED, extractive_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query
 from bookwise.generation.llm import Completion, LLMClient
 from bookwise.generation.prompts import (
@@ -273,9 +273,7 @@ class Answerer:
         if prepared.plan == "not_covered":
             text = not_covered_answer(prepared.sources)
         elif prepared.request.effective_scope == "selection":
-            passages = best_passages(question, prepared.sources)
-            text = extractive_answer(question, prepared.sources, sufficient=True) if passages else ""
-            text = text or NOT_IN_SELECTION
+            text = selection_answer(question, prepared.sources[0]) or NOT_IN_SELECTION
         else:
             text = extractive_answer(prepared.query.text, prepared.sources, sufficient=True)
         completion.finish_reason = "stop"

@@ -72,3 +72,27 @@ def extractive_answer(question: str, sections: Sequence[SectionResult], *, suffi
         return NOT_COVERED
     quotes = "\n\n".join(f"> {p.text} [{p.source}]" for p in passages)
     return f"{EXTRACTIVE_LABEL}\n\n{quotes}"
+
+
+SELECTION_LABEL = (
+    "*Extractive answer: no language model is configured, so these are the sentences of your "
+    "selection that bear on the question.*"
+)
+# Words of requests about the passage itself ("explain this", "what does it mean?"): they ask for
+# the whole selection rather than for something in it.
+GENERIC_ASK = frozenset(
+    "explain explanation mean means meaning summarize summarise summary simplify clarify elaborate "
+    "describe tell rephrase paraphrase passage selection selected text paragraph sentence part".split()
+)
+SELECTION_QUOTED = 3
+
+
+def selection_answer(question: str, selection: SectionResult) -> str | None:
+    """The selection's own sentences that answer; None when the selection does not bear on it."""
+    if words(question) - GENERIC_ASK:
+        quoted = [p.text for p in best_passages(question, [selection], limit=SELECTION_QUOTED)]
+        if not quoted:
+            return None
+    else:
+        quoted = quotable_sentences(selection.text)[:SELECTION_QUOTED] or [" ".join(selection.text.split())]
+    return SELECTION_LABEL + "\n\n" + "\n\n".join(f"> {text} [1]" for text in quoted)

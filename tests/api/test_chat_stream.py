@@ -19,7 +19,8 @@ SOURCE_FIELDS = {
     "doc_id", "heading_level", "module", "chapter", "version", "locale", "content_type", "snippet", "score",
 }  # fmt: skip
 DONE_FIELDS = {
-    "answer_kind", "citations", "dropped_citations", "quotes", "finish_reason", "widen", "timings_ms", "usage",
+    "answer_kind", "citations", "dropped_citations", "quotes", "finish_reason", "widen",
+    "timings_ms", "usage",
 }  # fmt: skip
 FEEDING = "http://localhost:3000/docs/care/feeding"
 SELECTION = "Offer fresh peppermint leaves and clean water before sunrise."

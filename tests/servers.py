@@ -49,6 +49,7 @@ def serve_in_thread(
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=1,
+        proxy_headers=False,  # as `bookwise serve`: X-Forwarded-For is judged by the app's trusted_proxies
     )
     server = uvicorn.Server(config)
     errors: list[BaseException] = []

@@ -69,6 +69,22 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--max-false-refusal", type=float, help="fail if the false refusal rate (answerable) is higher"
     )
+
+    serve = commands.add_parser("serve", help="run the HTTP API (SSE answers, search, feedback, widget)")
+    serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: BOOKWISE_API_PORT)")
+
+    ask = commands.add_parser("ask", help="stream an answer in the terminal (the API's code path)")
+    ask.add_argument("question")
+    ask.add_argument("--selected-text", help="answer only from this passage (selected-text mode)")
+    ask.add_argument("--page-url", help="the page the passage is on (locates its section for the citation)")
+    ask.add_argument("--heading-id", help="the heading id above the passage")
+    ask.add_argument(
+        "--scope", choices=["selection", "section", "book"], help="widen a selected-text question"
+    )
+    ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    _add_filter_flags(ask)
+    ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
     return parser
 
 
@@ -239,6 +255,90 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_ERRORS if args.strict and report["errors"] else EXIT_OK
 
 
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from bookwise.api.app import create_app
+    from bookwise.api.logs import configure_logging
+
+    configure_logging()
+    uvicorn.run(
+        create_app(settings),
+        host=args.host or settings.api_host,
+        port=settings.api_port if args.port is None else args.port,
+        proxy_headers=False,  # X-Forwarded-For is judged by BOOKWISE_TRUSTED_PROXIES, in the app
+        timeout_graceful_shutdown=5,
+        log_level="warning",
+    )
+    return EXIT_OK
+
+
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from bookwise.generation.answer import Answerer, ChatRequest, Event, Page
+    from bookwise.generation.llm import LLMClient
+    from bookwise.retrieval.retriever import Retriever
+
+    request = ChatRequest(
+        question=args.question,
+        mode="selected_text" if args.selected_text else "normal",
+        scope=args.scope,
+        selected_text=args.selected_text or "",
+        page=Page(args.page_url, args.heading_id) if args.page_url else None,
+        filters=_filters(args) or None,
+        top_k=args.top_k,
+        request_id="cli",
+    )
+
+    async def run() -> list[Event]:
+        llm = LLMClient(settings) if settings.llm_base_url else None
+        retriever = await anyio.to_thread.run_sync(Retriever.open, settings)
+        events: list[Event] = []
+        try:
+            answerer = Answerer(settings, retriever, llm)
+            async for event in answerer.stream(await answerer.prepare(request)):
+                events.append(event)
+                if args.json:
+                    print(
+                        json.dumps({"event": event.name, "data": event.data}, ensure_ascii=False), flush=True
+                    )
+                elif event.name == "token":
+                    print(event.data["text"], end="", flush=True)
+        finally:
+            retriever.close()
+            if llm is not None:
+                await llm.aclose()
+        return events
+
+    events = anyio.run(run)
+    last = events[-1]
+    if not args.json:
+        _print_answer_end(events)
+    return EXIT_OK if last.name == "done" else EXIT_ERRORS
+
+
+def _print_answer_end(events: list[Any]) -> None:
+    data = {event.name: event.data for event in events}
+    print()
+    if "error" in data:
+        error = data["error"]
+        print(f"bookwise: error [{error['code']}]: {error['message']}", file=sys.stderr)
+        return
+    done, sources = data["done"], data["sources"]["sources"]
+    cited = set(done["citations"])
+    print("\nSources:")
+    for source in sources:
+        mark = "*" if source["n"] in cited else " "
+        shown = source["heading_text"] and source["heading_text"] != source["title"]
+        heading = f" › {source['heading_text']}" if shown else ""
+        print(f" {mark}[{source['n']}] {source['title']}{heading}  {source['url']}")
+    for quote in done["quotes"]:
+        print(f'   [{quote["n"]}] "{quote["text"]}"')
+    if done["widen"]:
+        print(f"\n{done['widen']['label']}: ask again with --scope {done['widen']['scope']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -253,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
             return _search(args, settings)
         if args.command == "eval":
             return _eval(args, settings)
+        if args.command == "serve":
+            return _serve(args, settings)
+        if args.command == "ask":
+            return _ask(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

@@ -17,7 +17,12 @@ def open_store(settings: Settings) -> IndexStore:
         else:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             client = QdrantClient(
-                url=settings.qdrant_url, api_key=key, timeout=int(settings.qdrant_timeout_s)
+                url=settings.qdrant_url,
+                api_key=key,
+                timeout=int(settings.qdrant_timeout_s),
+                # The version probe runs in a background thread whose failure only warns; an
+                # unreachable server is reported by the first real call instead, as a clear error.
+                check_compatibility=False,
             )
         return QdrantServerStore(client, settings.qdrant_collection)
     return EdgeStore(settings.data_dir)

@@ -1,0 +1,107 @@
+"""`bookwise serve` and `bookwise ask` as a user runs them: real processes, real sockets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from apiserver import build_book
+from fakellm import running_fake_llm
+from servers import closed_port_url
+
+BOOKWISE = [sys.executable, "-m", "bookwise.cli"]
+
+
+def env_for(root: Path, **extra: str) -> dict[str, str]:
+    build_book(root)
+    return {
+        **os.environ,
+        "BOOKWISE_DATA_DIR": str(root / "data"),
+        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
+        **extra,
+    }
+
+
+def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: Path) -> None:
+    port = closed_port_url().rsplit(":", 1)[1]
+    process = subprocess.Popen(
+        [*BOOKWISE, "serve", "--port", port],
+        env=env_for(tmp_path),
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "bookwise serve did not start"
+            time.sleep(0.2)
+        response = httpx.post(
+            f"{url}/api/chat",
+            json={"question": "What do quokkas eat?"},
+            headers={"X-Request-ID": "req-12345678"},
+        )
+        assert response.status_code == 200 and "event: done" in response.text
+        assert response.headers["x-request-id"] == "req-12345678"
+        assert httpx.get(f"{url}/widget.js").headers["content-type"].startswith("text/javascript")
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=15)
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    chats = [line for line in lines if line["event"] == "chat"]
+    assert chats and chats[0]["request_id"] == "req-12345678" and chats[0]["outcome"] == "done"
+    assert "What do quokkas eat" not in stderr  # questions are not logged, only their length
+
+
+def test_ask_streams_an_answer_with_sources_in_the_terminal(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*BOOKWISE, "ask", "What do quokkas eat in the morning?"],
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "> Quokkas eat leaves of the peppermint shrub every morning. [1]" in result.stdout
+    assert "*[1] Feeding quokkas › Morning feed  /docs/care/feeding#morning-feed" in result.stdout
+
+
+def test_ask_with_a_fake_llm_and_a_selection_prints_json_events(tmp_path: Path) -> None:
+    with running_fake_llm() as (fake, llm_url):
+        fake.tokens = ["Before", " sunrise."]
+        result = subprocess.run(
+            [*BOOKWISE, "ask", "When?", "--selected-text", "Offer clean water before sunrise.", "--json"],
+            env=env_for(tmp_path, BOOKWISE_LLM_BASE_URL=llm_url),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["meta", "sources", "token", "token", "done"]
+    assert events[-1]["data"]["citations"] == [1]
+    assert "<selection" in fake.last_request["messages"][-1]["content"]
+
+
+def test_ask_reports_llm_failure_with_exit_1(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*BOOKWISE, "ask", "What do quokkas eat?"],
+        env=env_for(tmp_path, BOOKWISE_LLM_BASE_URL=closed_port_url() + "/v1", BOOKWISE_LLM_MAX_RETRIES="0"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1 and "error [llm_unavailable]" in result.stderr

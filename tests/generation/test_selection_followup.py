@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+import pytest
+
+from bookwise.errors import LLMTimeoutError
+from bookwise.generation.followup import fallback_query, refers_back, standalone_query
+from bookwise.generation.prompts import Message, Turn
+from bookwise.generation.selection import selection_source, text_fragment, with_text_fragment
+from bookwise.retrieval.retriever import page_paths
+from conftest import SectionFactory
+
+HISTORY = (Turn("user", "How do I configure the store?"), Turn("assistant", "Use configureStore [1]."))
+
+
+def test_text_fragment_encodes_directive_characters_and_uses_start_end_for_long_text() -> None:
+    assert text_fragment("a-b, c & d") == ":~:text=a%2Db%2C%20c%20%26%20d"
+    long = "one two three four five six seven eight nine ten"
+    assert text_fragment(long) == ":~:text=one%20two%20three%20four,seven%20eight%20nine%20ten"
+    assert with_text_fragment("/p#h", "x y") == "/p#h:~:text=x%20y"
+    assert with_text_fragment("/p", "x") == "/p#:~:text=x"
+    assert with_text_fragment("/p", "  ") == "/p"
+
+
+def test_selection_source_keeps_the_sections_metadata_but_only_the_selections_text(
+    section: SectionFactory,
+) -> None:
+    located = section("Store", "The store holds state. Secret book text.")
+    source = selection_source("The store holds state.", located, "/p1")
+    assert source.text == "The store holds state." and source.snippet == "The store holds state."
+    assert source.url.startswith("/p1#store:~:text=") and source.heading == "Store"
+    orphan = selection_source("Pasted text.", None, "https://site/x/y?q=1")
+    assert orphan.url == "/x/y#:~:text=Pasted%20text." and orphan.title == "Selected passage"
+
+
+@pytest.mark.parametrize(
+    ("url", "paths"),
+    [
+        ("https://site.org/docs/intro?x=1#h", ["/docs/intro", "/docs/intro/"]),
+        ("/docs/intro/", ["/docs/intro", "/docs/intro/"]),
+        ("/docs/caf%C3%A9", ["/docs/café", "/docs/café/"]),
+        ("/", ["/"]),
+        ("javascript:alert(1)", []),
+    ],
+)
+def test_page_paths_match_the_index_forms(url: str, paths: list[str]) -> None:
+    assert page_paths(url) == paths
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("what about the second one?", True),
+        ("and in tests?", True),
+        ("Why?", True),
+        ("How do I test it with Jest?", True),
+        ("How do I write a reducer with immer in Redux Toolkit?", False),
+    ],
+)
+def test_refers_back(question: str, expected: bool) -> None:
+    assert refers_back(question, HISTORY) is expected
+    assert refers_back(question, ()) is False  # nothing to refer back to
+
+
+class _Completer:
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.calls = 0
+
+    async def complete(self, messages: Sequence[Message], *, timeout_s: float, max_tokens: int = 200) -> str:
+        self.calls += 1
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def test_standalone_query_uses_the_llm_and_falls_back_when_it_fails() -> None:
+    async def run(completer: _Completer | None, question: str) -> tuple[str, str]:
+        found = await standalone_query(question, HISTORY, llm=completer, timeout_s=1)
+        return found.text, found.method
+
+    good = _Completer("How do I configure the store in tests?")
+    assert anyio.run(run, good, "and in tests?") == ("How do I configure the store in tests?", "llm")
+    failing = _Completer(LLMTimeoutError("slow"))
+    assert anyio.run(run, failing, "and in tests?") == (fallback_query("and in tests?", HISTORY), "fallback")
+    assert anyio.run(run, None, "and in tests?") == (
+        "and in tests? How do I configure the store?",
+        "fallback",
+    )
+    untouched = _Completer("never used")
+    question = "How do I write a reducer with immer in Redux Toolkit?"
+    assert anyio.run(run, untouched, question) == (question, "as_asked") and untouched.calls == 0

@@ -299,3 +299,24 @@ def running_fake_llm(fake: FakeLLM | None = None) -> Iterator[tuple[FakeLLM, str
             yield fake, f"{url}/v1"
         finally:
             fake.release_stalls()
+
+
+def main() -> None:
+    """Serve a fake LLM from the command line (the load benchmark runs it in its own process)."""
+    import argparse
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible chat server on loopback.")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--tokens", type=int, default=60, help="tokens per answer")
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds between tokens")
+    args = parser.parse_args()
+    fake = FakeLLM()
+    fake.tokens = [f"word{n} " for n in range(args.tokens - 1)] + ["[1]."]
+    fake.mode, fake.delay_s = "slow", args.delay
+    uvicorn.run(fake.app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -29,18 +29,7 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = [
-    "How do I configure the store?",
-    "What is a reducer?",
-    "How do I write middleware?",
-    "How do I test a connected component?",
-    "What does createSlice generate?",
-    "How do I fetch data with thunks?",
-    "What is the difference between state and props?",
-    "How do I persist state between sessions?",
-    "Why should reducers be pure functions?",
-    "How do I use selectors with memoization?",
-]
+DEFAULT_QUESTIONS = ROOT / "eval" / "redux-extra.questions.jsonl"
 
 
 @dataclass
@@ -50,6 +39,8 @@ class Wave:
     to_first_token: list[float] = field(default_factory=list)
     totals: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
+    answer_modes: dict[str, int] = field(default_factory=dict)
+    retrieval: list[float] = field(default_factory=list)  # server-side, from `done.timings_ms`
     elapsed: float = 0.0
 
     def error(self, kind: str) -> None:
@@ -87,6 +78,11 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
                 wave.error(f"http_{response.status_code}")
                 return
             async for line in response.aiter_lines():
+                if line.startswith("data:") and event == "meta":
+                    mode = json.loads(line[5:])["answer_mode"]
+                    wave.answer_modes[mode] = wave.answer_modes.get(mode, 0) + 1
+                elif line.startswith("data:") and event == "done":
+                    wave.retrieval.append(json.loads(line[5:])["timings_ms"]["retrieval"] / 1000)
                 if line.startswith("event:"):
                     event = line[6:].strip()
                     now = time.perf_counter() - started
@@ -104,7 +100,9 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
         wave.error(type(error).__name__)
 
 
-async def run_wave(url: str, concurrency: int, duration: float, stagger: float, burst: bool) -> Wave:
+async def run_wave(
+    url: str, questions: list[str], concurrency: int, duration: float, stagger: float, burst: bool
+) -> Wave:
     wave = Wave(concurrency)
     limits = httpx.Limits(max_connections=concurrency + 5, max_keepalive_connections=concurrency + 5)
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
@@ -112,12 +110,12 @@ async def run_wave(url: str, concurrency: int, duration: float, stagger: float, 
 
         async def reader(n: int) -> None:
             if burst:
-                await one_stream(client, url, QUESTIONS[n % len(QUESTIONS)], wave)
+                await one_stream(client, url, questions[n % len(questions)], wave)
                 return
             await asyncio.sleep(stagger * n / concurrency)
             asked = n
             while time.perf_counter() - started < duration:
-                await one_stream(client, url, QUESTIONS[asked % len(QUESTIONS)], wave)
+                await one_stream(client, url, questions[asked % len(questions)], wave)
                 asked += concurrency
 
         await asyncio.gather(*(reader(n) for n in range(concurrency)))
@@ -139,11 +137,14 @@ def summary(wave: Wave) -> dict[str, Any]:
         "answers": len(wave.totals),
         "errors": sum(wave.errors.values()),
         "error_kinds": wave.errors,
+        "answer_modes": wave.answer_modes,
         "sources_p50_ms": percentile(wave.to_sources, 50),
         "sources_p95_ms": percentile(wave.to_sources, 95),
         "first_token_p50_ms": percentile(wave.to_first_token, 50),
         "first_token_p95_ms": percentile(wave.to_first_token, 95),
         "answer_p50_ms": percentile(wave.totals, 50),
+        "server_retrieval_p50_ms": percentile(wave.retrieval, 50),
+        "server_retrieval_p95_ms": percentile(wave.retrieval, 95),
         "answers_per_s": round(len(wave.totals) / wave.elapsed, 1) if wave.elapsed else None,
     }
 
@@ -158,8 +159,16 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=60, help="tokens per fake answer")
     parser.add_argument("--delay", type=float, default=0.05, help="seconds between fake tokens")
     parser.add_argument("--burst", action="store_true", help="N questions at the same instant, once")
+    parser.add_argument(
+        "--questions", type=Path, default=DEFAULT_QUESTIONS, help="questions.jsonl; answerable ones are asked"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    questions = [
+        row["question"]
+        for row in map(json.loads, args.questions.read_text(encoding="utf-8").splitlines())
+        if row.get("type") != "unanswerable"
+    ]
 
     llm_port, api_port = free_port(), free_port()
     python = sys.executable
@@ -187,7 +196,7 @@ def main() -> None:
         stagger = args.tokens * args.delay
         results = []
         for concurrency in (int(n) for n in args.concurrency.split(",")):
-            wave = asyncio.run(run_wave(url, concurrency, args.duration, stagger, args.burst))
+            wave = asyncio.run(run_wave(url, questions, concurrency, args.duration, stagger, args.burst))
             results.append(summary(wave))
             if not args.json:
                 r = results[-1]
@@ -195,7 +204,8 @@ def main() -> None:
                     f"N={r['streams']:>4}  answers {r['answers']:>5}  errors {r['errors']:>3}  "
                     f"sources p50 {r['sources_p50_ms']:.0f} / p95 {r['sources_p95_ms']:.0f} ms  "
                     f"first token p50 {r['first_token_p50_ms']:.0f} / p95 {r['first_token_p95_ms']:.0f} ms  "
-                    f"{r['answers_per_s']} answers/s",
+                    f"server retrieval p50 {r['server_retrieval_p50_ms']:.0f} / p95 {r['server_retrieval_p95_ms']:.0f} ms  "
+                    f"{r['answers_per_s']} answers/s  {r['answer_modes']}",
                     flush=True,
                 )
         if args.json:

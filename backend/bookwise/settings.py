@@ -115,7 +115,10 @@ class Settings(BaseSettings):
         1.0, ge=0, description="How often a running reader checks for a newer index generation."
     )
     retrieval_threads: int = Field(
-        4, ge=1, description="Searches run at once in worker threads (they are CPU-bound)."
+        32,
+        ge=1,
+        description="Searches in flight at once, in worker threads; their query embeddings are "
+        "computed together, so more in flight means larger, cheaper batches under load.",
     )
     rerank_provider: RerankProvider = Field(
         "none", description="`none` (default) or `cross-encoder` (a sentence-transformers model)."

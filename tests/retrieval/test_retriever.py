@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import anyio
 import pytest
@@ -164,9 +164,9 @@ class ThreadRecordingEmbedder(HashEmbedder):
         super().__init__()
         self.threads: set[int] = set()
 
-    def embed_query(self, text: str) -> list[float]:
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.threads.add(threading.get_ident())
-        return super().embed_query(text)
+        return super().embed_documents(texts)
 
 
 def test_async_search_runs_off_the_event_loop_thread(book: tuple[Settings, IndexStore]) -> None:

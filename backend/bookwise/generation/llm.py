@@ -2,7 +2,8 @@
 
 * A failed call is retried only before its first token: after that, a retry would repeat text the
   reader has already seen (and bill it twice). A 429's ``Retry-After`` is honoured up to a cap.
-* Four limits: connecting, the first token, the silence between tokens, and the whole answer.
+* Four limits: connecting, the first token (a deadline per attempt), the silence between tokens
+  (the HTTP read timeout) and the whole answer (checked on every chunk and before each attempt).
 * Closing the stream (the reader went away, a timeout) closes the upstream HTTP response, shielded
   from cancellation, so the model stops generating at once.
 """
@@ -141,19 +142,21 @@ class LLMClient:
             completion.first_token_s = time.monotonic() - started
             for text in attempt.pending:
                 yield text
+            # Past the first token, a silence is caught by the client's read timeout (the idle limit):
+            # no cancel scope per token, which would cost more than the token itself under load.
             while True:
-                wait = min(settings.llm_idle_timeout_s, deadline - time.monotonic())
                 try:
-                    with anyio.fail_after(max(wait, 0.0)):
-                        chunk = await attempt.chunks.__anext__()
+                    chunk = await attempt.chunks.__anext__()
                 except StopAsyncIteration:
                     return
-                except TimeoutError as error:
+                except openai.APITimeoutError as error:
                     raise LLMTimeoutError("the language model stopped answering mid-way") from error
                 except openai.OpenAIError as error:
                     raise _failure(error) from error
                 except ValueError as error:  # a malformed chunk
                     raise LLMUnavailableError("the language model sent a malformed stream") from error
+                if time.monotonic() > deadline:
+                    raise LLMTimeoutError("the answer took longer than the total time limit")
                 text = _take(chunk, completion)
                 if text:
                     yield text

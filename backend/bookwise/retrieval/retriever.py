@@ -28,12 +28,14 @@ from bookwise.index.factory import open_store
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
 from bookwise.retrieval.assemble import SectionChunk, assemble
+from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.rerank import Reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.settings import Settings
 
+TOKEN_COUNT_CACHE = 20_000
 FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 
 
@@ -106,6 +108,9 @@ class Retriever:
         self._refreshed_at = 0.0
         self._refresh_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(settings.retrieval_threads)
+        self._queries = QueryBatcher(lambda texts: self._embedder.embed_documents(texts))
+        # The same chunks come back for many queries: their token counts are kept, not recounted.
+        self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._check_model()
 
     @classmethod
@@ -210,7 +215,7 @@ class Retriever:
         started = time.perf_counter()
         self._maybe_refresh()
 
-        dense = self._embedder.embed_query(query)
+        dense = self._queries.embed(query)
         sparse = self._sparse.query(query)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -302,7 +307,7 @@ class Retriever:
                 chunks_by_section[candidate.section_id] or [SectionChunk.from_payload(p)],
                 candidate.hits,
                 budget_tokens=budget,
-                count_tokens=self._embedder.count_tokens,
+                count_tokens=self._count_tokens,
             )
             results.append(
                 SectionResult(

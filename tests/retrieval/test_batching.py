@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from bookwise.index.embedders import HashEmbedder
+from bookwise.retrieval.batching import QueryBatcher
+
+
+class SlowEmbedder(HashEmbedder):
+    """Holds the first batch until released, so callers arriving meanwhile queue for one round."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.release = threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.batches.append(len(texts))
+        if len(self.batches) == 1:
+            self.release.wait(5)
+        return super().embed_documents(texts)
+
+
+def test_concurrent_queries_share_one_forward_pass_and_get_their_own_vectors() -> None:
+    embedder = SlowEmbedder()
+    batcher = QueryBatcher(embedder.embed_documents)
+    results: dict[int, list[float]] = {}
+
+    def ask(n: int) -> None:
+        results[n] = batcher.embed(f"question {n}")
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+    threads[0].start()
+    while not embedder.batches:  # the leader is inside the model
+        threading.Event().wait(0.001)
+    for thread in threads[1:]:
+        thread.start()
+    while batcher.pending < 7:
+        threading.Event().wait(0.001)
+    embedder.release.set()
+    for thread in threads:
+        thread.join(10)
+    assert embedder.batches == [1, 7]
+    for n in range(8):
+        assert results[n] == HashEmbedder().embed_query(f"question {n}")
+
+
+def test_a_failed_batch_fails_each_waiter_and_the_next_call_works() -> None:
+    calls = []
+
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        calls.append(list(texts))
+        if len(calls) == 1:
+            raise RuntimeError("model crashed")
+        return [[1.0] for _ in texts]
+
+    batcher = QueryBatcher(embed)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        batcher.embed("a")
+    assert batcher.embed("b") == [1.0]

@@ -179,6 +179,11 @@ def test_selection_that_cannot_answer_offers_to_widen_then_the_section_answers(e
     assert widened.first("sources")["sources"][0]["url"] == "/docs/care/feeding#morning-feed"
     assert "peppermint shrub" in widened.answer
 
+    book = chat(extractive_url, {**body, "question": "What else do they eat?", "scope": "book"})
+    assert_well_formed(book)
+    assert book.first("meta")["query"] == f"What else do they eat? {SELECTION}"
+    assert book.first("meta")["query_method"] == "selection" and len(book.first("sources")["sources"]) > 1
+
 
 def test_follow_up_is_rewritten_with_the_llm_and_meta_reports_the_searched_query(
     llm_url: str, fake: FakeLLM

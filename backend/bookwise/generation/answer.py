@@ -46,6 +46,7 @@ Plan = Literal["llm", "extractive", "not_covered"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
+SELECTION_QUERY_WORDS = 60  # of a selection, when a question about it is widened to the book
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,11 @@ class Answerer:
         selection = request.selected_text.strip()
         if scope != "book" and not selection:
             raise QueryError("selected_text mode needs the selected text")
-        if scope == "book":
+        if scope == "book" and selection:
+            # Widened from a selection: "what does this mean?" is searched with the passage it is about.
+            passage = " ".join(selection.split()[:SELECTION_QUERY_WORDS])
+            query = SearchQuery(f"{question} {passage}", rewritten=True, method="selection")
+        elif scope == "book":
             query = await standalone_query(
                 question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
             )

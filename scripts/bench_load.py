@@ -204,7 +204,8 @@ def main() -> None:
                     f"N={r['streams']:>4}  answers {r['answers']:>5}  errors {r['errors']:>3}  "
                     f"sources p50 {r['sources_p50_ms']:.0f} / p95 {r['sources_p95_ms']:.0f} ms  "
                     f"first token p50 {r['first_token_p50_ms']:.0f} / p95 {r['first_token_p95_ms']:.0f} ms  "
-                    f"server retrieval p50 {r['server_retrieval_p50_ms']:.0f} / p95 {r['server_retrieval_p95_ms']:.0f} ms  "
+                    f"server retrieval p50 {r['server_retrieval_p50_ms']:.0f} / "
+                    f"p95 {r['server_retrieval_p95_ms']:.0f} ms  "
                     f"{r['answers_per_s']} answers/s  {r['answer_modes']}",
                     flush=True,
                 )

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
+from fakellm import FakeLLM, running_fake_llm
 
 SiteFactory = Callable[[dict[str, str | bytes]], Path]
 
@@ -66,3 +67,18 @@ def section() -> SectionFactory:
         )
 
     return make
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[tuple[FakeLLM, str]]:
+    """A fake OpenAI-compatible server on loopback, one per test module: (fake, base URL with /v1)."""
+    with running_fake_llm() as running:
+        yield running
+
+
+@pytest.fixture
+def fake(llm_server: tuple[FakeLLM, str]) -> Iterator[FakeLLM]:
+    """The module's fake LLM with its default script and no records; stalled replies end after the test."""
+    llm_server[0].reset()
+    yield llm_server[0]
+    llm_server[0].release_stalls()

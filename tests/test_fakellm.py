@@ -8,34 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
 import pytest
 
-from fakellm import FakeLLM, running_fake_llm
+from fakellm import FakeLLM
 from servers import closed_port_url
 
 T = TypeVar("T")
 MESSAGES: list[Any] = [{"role": "user", "content": "What is a bookwise?"}]
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[FakeLLM, str]]:
-    with running_fake_llm() as served:
-        yield served
-
-
 @pytest.fixture
-def fake(served: tuple[FakeLLM, str]) -> FakeLLM:
-    served[0].reset()
-    return served[0]
-
-
-@pytest.fixture
-def base_url(served: tuple[FakeLLM, str]) -> str:
-    return served[1]
+def base_url(llm_server: tuple[FakeLLM, str]) -> str:
+    return llm_server[1]
 
 
 def run(base_url: str, body: Callable[[openai.AsyncOpenAI], Awaitable[T]], **client_args: Any) -> T:

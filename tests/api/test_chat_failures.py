@@ -4,7 +4,6 @@ rate limited or broken, Qdrant is unreachable or stalled. Never a hang, always o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,23 +18,10 @@ from bookwise.index.factory import open_store
 from bookwise.index.store import HybridHits, HybridQuery, IndexReader
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
-from fakellm import FakeLLM, running_fake_llm
+from fakellm import FakeLLM
 from servers import closed_port_url, serve_in_thread
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
-
-
-@pytest.fixture(scope="module")
-def llm_server() -> Iterator[tuple[FakeLLM, str]]:
-    with running_fake_llm() as running:
-        yield running
-
-
-@pytest.fixture
-def fake(llm_server: tuple[FakeLLM, str]) -> Iterator[FakeLLM]:
-    llm_server[0].reset()
-    yield llm_server[0]
-    llm_server[0].release_stalls()
 
 
 def api(tmp_path: Path, llm_url: str, **overrides: Any) -> Any:

@@ -12,7 +12,7 @@ from apiserver import B_WORDS, Stream, build_book, chat, running_api
 from bookwise.generation.extractive import EXTRACTIVE_LABEL, SELECTION_LABEL
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from bookwise.settings import Settings
-from fakellm import FakeLLM, running_fake_llm
+from fakellm import FakeLLM
 
 SOURCE_FIELDS = {
     "n", "title", "heading", "heading_text", "breadcrumb", "url", "page_url", "anchor", "doc_path",
@@ -35,18 +35,6 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 def extractive_url(book: Settings) -> Iterator[str]:
     with running_api(book) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def llm_server() -> Iterator[tuple[FakeLLM, str]]:
-    with running_fake_llm() as running:
-        yield running
-
-
-@pytest.fixture
-def fake(llm_server: tuple[FakeLLM, str]) -> FakeLLM:
-    llm_server[0].reset()
-    return llm_server[0]
 
 
 @pytest.fixture(scope="module")

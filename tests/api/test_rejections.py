@@ -11,23 +11,10 @@ import httpx
 import pytest
 
 from apiserver import build_book, chat, parse_sse, running_api
-from fakellm import FakeLLM, running_fake_llm
+from fakellm import FakeLLM
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 SITE = "https://docs.example.org"
-
-
-@pytest.fixture(scope="module")
-def llm_server() -> Iterator[tuple[FakeLLM, str]]:
-    with running_fake_llm() as running:
-        yield running
-
-
-@pytest.fixture
-def fake(llm_server: tuple[FakeLLM, str]) -> Iterator[FakeLLM]:
-    llm_server[0].reset()
-    yield llm_server[0]
-    llm_server[0].release_stalls()
 
 
 @pytest.fixture(scope="module")

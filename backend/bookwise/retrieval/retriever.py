@@ -139,10 +139,7 @@ class Retriever:
 
     def status(self) -> dict[str, Any]:
         """The live index, checked now (a Qdrant server is asked): for readiness probes."""
-        with self._refresh_lock:
-            self._reader.refresh()
-            self._refreshed_at = time.monotonic()
-        self._check_model()
+        self._maybe_refresh(force=True)
         summary = self._reader.manifest.summary()
         return {
             "index_version": summary["generation"],
@@ -162,12 +159,12 @@ class Retriever:
         manifest.check_model(self._embedder.model_id, self._embedder.dim)
         self._checked_generation = manifest.generation
 
-    def _maybe_refresh(self) -> None:
+    def _maybe_refresh(self, *, force: bool = False) -> None:
         now = time.monotonic()
-        if now - self._refreshed_at < self.settings.index_refresh_s:
+        if not force and now - self._refreshed_at < self.settings.index_refresh_s:
             return
         with self._refresh_lock:
-            if now - self._refreshed_at >= self.settings.index_refresh_s:
+            if force or now - self._refreshed_at >= self.settings.index_refresh_s:
                 self._reader.refresh()
                 self._refreshed_at = now
         self._check_model()

@@ -40,6 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--docs-commit", help="commit the docs were built from (default: git HEAD of the site)"
     )
+    ingest.add_argument(
+        "--manifest",
+        type=Path,
+        action="append",
+        help="build manifest of docusaurus-plugin-bookwise (repeat per locale): checked, and its "
+        "permalinks and heading ids preferred to Bookwise's own",
+    )
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
     ingest.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
     ingest.add_argument("--strict", action="store_true", help="exit non-zero on any per-file error")
@@ -73,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP API (SSE answers, search, feedback, widget)")
     serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: BOOKWISE_API_PORT)")
+    serve.add_argument("--site", type=Path, help="also serve this built site at / (BOOKWISE_SITE_DIR)")
 
     ask = commands.add_parser("ask", help="stream an answer in the terminal (the API's code path)")
     ask.add_argument("question")
@@ -190,7 +198,22 @@ def _print_report(report: dict[str, Any]) -> None:
     for error in report["errors"]:
         where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
         lines.append(f"error: {where}: {error['message']} [{error['code']}]")
+    if report["manifest"] is not None:
+        lines.extend(_manifest_lines(report["manifest"]))
     print("\n".join(lines))
+
+
+def _manifest_lines(check: dict[str, Any]) -> list[str]:
+    lines = [
+        f"manifest: {check['docs_agreeing']}/{check['docs']} docs and "
+        f"{check['headings_agreeing']}/{check['headings']} heading ids agree with the build"
+        + (f"; {check['corrected']} docs take the build's URLs" if check["corrected"] else "")
+    ]
+    for m in check["mismatches"]:
+        lines.append(
+            f"mismatch: {m['doc_path']}: {m['kind']} (ours {m['ours'] or '-'}, build {m['build'] or '-'})"
+        )
+    return lines
 
 
 class _Progress:
@@ -224,6 +247,7 @@ class _Progress:
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.index.build import Hooks, run_ingest
+    from bookwise.ingest.manifest import load_manifests
     from bookwise.ingest.site import read_site_config
 
     if not args.site_dir.is_dir():
@@ -235,6 +259,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         route_base_path=args.route_base_path,
         trailing_slash=args.trailing_slash,
     )
+    built = load_manifests(args.manifest) if args.manifest else None
     progress = _Progress(sys.stderr.isatty() and not args.json)
     try:
         report = run_ingest(
@@ -245,6 +270,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             adapt=args.adapt,
             docs_commit=args.docs_commit,
             hooks=Hooks(on_file=progress.file, on_embed=progress.embed, on_adapt=progress.adapt),
+            built=built,
         ).to_dict()
     finally:
         progress.end()
@@ -252,7 +278,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(report, indent=2))
     else:
         _print_report(report)
-    return EXIT_ERRORS if args.strict and report["errors"] else EXIT_OK
+    failed = report["errors"] or (report["manifest"] and report["manifest"]["mismatches"])
+    return EXIT_ERRORS if args.strict and failed else EXIT_OK
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -261,6 +288,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.api.app import create_app
     from bookwise.api.logs import configure_logging
 
+    if args.site is not None:
+        if not (args.site / "index.html").is_file():
+            raise BookwiseError(f"not a built site (no index.html): {args.site}")
+        settings = settings.model_copy(update={"site_dir": args.site})
     configure_logging()
     uvicorn.run(
         create_app(settings),

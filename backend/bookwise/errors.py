@@ -42,6 +42,12 @@ class ConfigError(BookwiseError):
     code = "config_error"
 
 
+class ManifestError(BookwiseError):
+    """The build manifest given to `bookwise ingest --manifest` cannot be read."""
+
+    code = "manifest_invalid"
+
+
 class SourceError(BookwiseError):
     """A problem with one source file, located by path and (1-based) line when known."""
 

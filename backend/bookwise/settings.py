@@ -192,6 +192,11 @@ class Settings(BaseSettings):
     widget_path: Path | None = Field(
         None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
     )
+    site_dir: Path | None = Field(
+        None,
+        description="A built Docusaurus site (its `build/` folder) served at `/` next to the API "
+        "(the demo; one origin, so no CORS). Unset: the API only.",
+    )
 
     @property
     def adapts_embedder(self) -> bool:

@@ -32,6 +32,7 @@ from bookwise.api.guard import Guard, error_response
 from bookwise.api.limits import RateLimiter, StreamSlots, parse_networks
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, FeedbackBody, SearchBody, chat_request, check_question
+from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError, InvalidRequestError, NotFoundError, RequestRejected
 from bookwise.generation.answer import Answerer
 from bookwise.generation.llm import LLMClient
@@ -255,6 +256,10 @@ def create_app(
         return FileResponse(
             path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=300"}
         )
+
+    if settings.site_dir is not None:
+        # Last: every API route above wins over a page of the same path.
+        app.add_route("/{path:path}", site_endpoint(settings.site_dir), methods=["GET", "HEAD"])
 
     # The guard runs first (outermost but CORS, which must also decorate its refusals).
     app.add_middleware(

@@ -14,6 +14,7 @@ from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.indexer import IndexReport, sync_index
 from bookwise.index.store import IndexStore
+from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
 from bookwise.ingest.models import Chunk
 from bookwise.ingest.pipeline import ChunkingParams, FileProblem, ingest_site
 from bookwise.ingest.site import SiteConfig
@@ -32,6 +33,7 @@ class IngestReport:
     adapt_s: float | None = None  # set when the local embedder was adapted to this site in this run
     duration_s: float = 0.0
     dry_run: bool = False
+    manifest: ManifestCheck | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +47,7 @@ class IngestReport:
             "adapt_s": None if self.adapt_s is None else round(self.adapt_s, 1),
             "duration_s": round(self.duration_s, 3),
             "dry_run": self.dry_run,
+            "manifest": None if self.manifest is None else self.manifest.to_dict(),
         }
 
 
@@ -76,8 +79,12 @@ def run_ingest(
     embedder: Embedder | None = None,
     store: IndexStore | None = None,
     hooks: Hooks | None = None,
+    built: dict[DocKey, BuiltDoc] | None = None,
 ) -> IngestReport:
-    """``adapt`` re-adapts the local embedder to the site (and so rebuilds the index)."""
+    """``adapt`` re-adapts the local embedder to the site (and so rebuilds the index).
+
+    ``built``: docs of a build manifest (`--manifest`), checked against and preferred to ours.
+    """
     started = time.perf_counter()
     hooks = hooks or Hooks()
     # Chunks are sized with the configured model's tokenizer; a site-adapted copy shares it.
@@ -96,6 +103,7 @@ def run_ingest(
         chapter_depth=settings.chapter_depth,
         max_file_bytes=settings.max_file_bytes,
         on_file=hooks.on_file,
+        built=built,
     )
     report = IngestReport(
         docs_processed=len(result.documents),
@@ -104,6 +112,7 @@ def run_ingest(
         errors=result.errors,
         skipped=result.skipped,
         dry_run=dry_run,
+        manifest=result.manifest,
     )
     own_store = store is None
     store = store or open_store(settings)

@@ -12,6 +12,7 @@ from typing import Any
 from bookwise.errors import SourceError
 from bookwise.ingest.chunking import TokenCounter, chunk_blocks
 from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
+from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
 from bookwise.ingest.models import Chunk, Document, Section
 from bookwise.ingest.site import DocsSource, SiteConfig
 
@@ -45,6 +46,7 @@ class IngestResult:
     chunks: list[Chunk] = field(default_factory=list)
     errors: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)  # drafts and partials: not errors
+    manifest: ManifestCheck | None = None  # set when a build manifest was given
 
 
 def stable_id(*parts: str) -> str:
@@ -162,7 +164,9 @@ def ingest_site(
     chapter_depth: int = 2,
     max_file_bytes: int = 2_000_000,
     on_file: Callable[[str], None] | None = None,
+    built: dict[DocKey, BuiltDoc] | None = None,
 ) -> IngestResult:
+    """``built``: the build manifest's docs; their permalinks and heading ids win over ours."""
     result = IngestResult()
     builder = DocumentBuilder(site, module_depth, chapter_depth, max_file_bytes)
     for source in site.docs_sources():
@@ -190,7 +194,10 @@ def ingest_site(
                 result.errors.append(FileProblem(display, "markdown_invalid", "document nests too deeply"))
                 continue
             result.documents.append(document)
-            result.chunks.extend(chunk_document(document, params))
+    if built is not None:
+        result.documents, result.manifest = reconcile(result.documents, built)
+    for document in result.documents:
+        result.chunks.extend(chunk_document(document, params))
     _check_duplicate_urls(result)
     return result
 

@@ -1,0 +1,66 @@
+"""`bookwise serve --site`: a built Docusaurus site served next to the API, as `docusaurus serve` would."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from bookwise.api.app import create_app
+from bookwise.settings import Settings
+
+
+@pytest.fixture
+def client(tmp_path: Path, settings: Settings) -> Iterator[TestClient]:
+    build = tmp_path / "build"
+    files = {
+        "index.html": "<h1>home</h1>",
+        "404.html": "<h1>lost</h1>",
+        "docs/intro/index.html": "<h1>intro</h1>",
+        "docs/flat.html": "<h1>flat</h1>",
+        "docs/v1.2/index.html": "<h1>dotted</h1>",
+        "assets/js/main.abc123.js": "console.log(1)",
+    }
+    for relative, text in files.items():
+        (build / relative).parent.mkdir(parents=True, exist_ok=True)
+        (build / relative).write_text(text, encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("secret", encoding="utf-8")
+    with TestClient(create_app(settings.model_copy(update={"site_dir": build}))) as test_client:
+        yield test_client
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/", "<h1>home</h1>"),
+        ("/docs/intro", "<h1>intro</h1>"),
+        ("/docs/intro/", "<h1>intro</h1>"),
+        ("/docs/flat", "<h1>flat</h1>"),
+        ("/docs/v1.2", "<h1>dotted</h1>"),
+    ],
+)
+def test_pages_are_served_without_redirects(client: TestClient, path: str, body: str) -> None:
+    response = client.get(path, follow_redirects=False)
+    assert (response.status_code, response.text) == (200, body)
+    assert response.headers["content-type"].startswith("text/html")
+    assert response.headers["cache-control"] == "no-cache"
+
+
+def test_assets_are_cacheable(client: TestClient) -> None:
+    response = client.get("/assets/js/main.abc123.js")
+    assert response.status_code == 200
+    assert "javascript" in response.headers["content-type"]
+    assert "max-age" in response.headers["cache-control"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/docs/missing", "/../secret.txt", "/%2e%2e/secret.txt", "/docs/..%2f..%2fsecret.txt"]
+)
+def test_unknown_and_escaping_paths_get_the_sites_404(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert (response.status_code, response.text) == (404, "<h1>lost</h1>")
+
+
+def test_api_routes_win_over_the_site(client: TestClient) -> None:
+    assert client.get("/api/health").json()["status"] == "ok"
+    assert "Bookwise" in client.get("/widget.js").text

@@ -1,0 +1,74 @@
+'use strict';
+
+const path = require('path');
+const {normalizeOptions} = require('./src/options');
+const {collectDocs, writeManifest} = require('./src/manifest');
+
+/**
+ * docusaurus-plugin-bookwise: injects the Bookwise widget on every page and, at build time,
+ * writes a manifest of doc permalinks and heading ids for `bookwise ingest --manifest`.
+ * @param {import('@docusaurus/types').LoadContext} context
+ * @param {import('./src/options').PluginOptions} options
+ */
+function pluginBookwise(context, options) {
+  let docs = [];
+  const locale = context.i18n.currentLocale;
+
+  return {
+    name: 'docusaurus-plugin-bookwise',
+
+    getClientModules() {
+      return options.enabled ? [path.join(__dirname, 'src', 'client.js')] : [];
+    },
+
+    async allContentLoaded({allContent}) {
+      // Kept for postBuild, which only sees this plugin's own content.
+      docs = allContent;
+    },
+
+    injectHtmlTags() {
+      if (!options.enabled) return {};
+      return {
+        postBodyTags: [{tagName: 'script', attributes: widgetAttributes(options, locale)}],
+      };
+    },
+
+    async postBuild({siteConfig, outDir}) {
+      if (!options.manifest) return;
+      const entries = await collectDocs({
+        allContent: docs,
+        siteDir: context.siteDir,
+        outDir,
+        baseUrl: siteConfig.baseUrl,
+        locale,
+      });
+      const file = path.join(outDir, options.manifest);
+      await writeManifest({file, siteConfig, locale, docs: entries});
+      const headings = entries.reduce((sum, doc) => sum + doc.headings.length, 0);
+      console.log(`[bookwise] manifest: ${entries.length} docs, ${headings} headings → ${file}`);
+    },
+  };
+}
+
+/** The widget's `<script>`: configured by data-* attributes, loaded after the page (defer). */
+function widgetAttributes(options, locale) {
+  const attributes = {
+    src: options.widgetUrl,
+    defer: true,
+    'data-bookwise': true,
+    'data-title': options.title,
+    'data-selection': String(options.selection),
+    'data-content-selector': options.contentSelector,
+    'data-show-version': String(options.showIndexVersion),
+    'data-max-selection': String(options.maxSelectionChars),
+    'data-locale': locale,
+  };
+  if (options.apiUrl) attributes['data-api-url'] = options.apiUrl;
+  if (options.paths.length) attributes['data-paths'] = options.paths.join(',');
+  return attributes;
+}
+
+module.exports = pluginBookwise;
+module.exports.default = pluginBookwise;
+module.exports.validateOptions = ({options}) => normalizeOptions(options);
+module.exports.widgetAttributes = widgetAttributes;

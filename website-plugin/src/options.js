@@ -1,0 +1,94 @@
+'use strict';
+
+/**
+ * Plugin options, checked once at startup with messages that name the option.
+ * No schema library: the plugin has no dependencies, so a site can install it from a path.
+ *
+ * @typedef {object} PluginOptions
+ * @property {string} apiUrl  Bookwise API origin, e.g. "https://ask.example.org". "" = same origin as the site.
+ * @property {string} widgetUrl  Where the widget script is loaded from. Default: `${apiUrl}/widget.js`.
+ * @property {string} title  Panel title and launcher label.
+ * @property {boolean} selection  Offer "Ask about this" on selected text.
+ * @property {string[]} paths  Path prefixes (after baseUrl) where the widget shows; [] = every page.
+ * @property {string} contentSelector  CSS selector of the doc content (where selections count).
+ * @property {boolean} showIndexVersion  Show the index version in the panel footer.
+ * @property {number} maxSelectionChars  Longest selection sent (the API refuses longer ones).
+ * @property {string|false} manifest  File name of the build manifest in the output folder; false = none.
+ * @property {boolean} enabled  false leaves pages untouched (e.g. for local previews).
+ */
+
+/** @type {PluginOptions} */
+const DEFAULT_OPTIONS = Object.freeze({
+  apiUrl: '',
+  widgetUrl: '',
+  title: 'Ask the book',
+  selection: true,
+  paths: [],
+  contentSelector: '.theme-doc-markdown',
+  showIndexVersion: false,
+  maxSelectionChars: 4000,
+  manifest: 'bookwise-manifest.json',
+  enabled: true,
+});
+
+const CHECKS = {
+  apiUrl: (value) => typeof value === 'string' && (value === '' || isHttpUrl(value)),
+  widgetUrl: (value) => typeof value === 'string' && (value === '' || isHttpUrl(value) || value.startsWith('/')),
+  title: (value) => typeof value === 'string' && value.trim() !== '' && value.length <= 80,
+  selection: (value) => typeof value === 'boolean',
+  paths: (value) => Array.isArray(value) && value.every((p) => typeof p === 'string' && p.startsWith('/')),
+  contentSelector: (value) => typeof value === 'string' && value.trim() !== '',
+  showIndexVersion: (value) => typeof value === 'boolean',
+  maxSelectionChars: (value) => Number.isInteger(value) && value > 0,
+  manifest: (value) => value === false || (typeof value === 'string' && /^[\w.-]+\.json$/.test(value)),
+  enabled: (value) => typeof value === 'boolean',
+};
+
+const EXPECTED = {
+  apiUrl: 'an http(s) URL such as "https://ask.example.org", or "" for the site\'s own origin',
+  widgetUrl: 'an http(s) URL or a path starting with "/"',
+  title: 'a non-empty string of at most 80 characters',
+  selection: 'true or false',
+  paths: 'an array of path prefixes starting with "/"',
+  contentSelector: 'a CSS selector',
+  showIndexVersion: 'true or false',
+  maxSelectionChars: 'a positive integer',
+  manifest: 'a file name ending in .json, or false',
+  enabled: 'true or false',
+};
+
+function isHttpUrl(value) {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && !url.search;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Options with defaults applied, or an Error listing every problem.
+ * @param {Record<string, unknown>} options
+ * @returns {PluginOptions}
+ */
+function normalizeOptions(options = {}) {
+  const problems = [];
+  for (const name of Object.keys(options)) {
+    if (name === 'id') continue; // Docusaurus adds the plugin instance id
+    if (!(name in DEFAULT_OPTIONS)) problems.push(`unknown option "${name}"`);
+  }
+  const merged = {...DEFAULT_OPTIONS, ...options};
+  for (const [name, check] of Object.entries(CHECKS)) {
+    if (!check(merged[name])) {
+      problems.push(`"${name}" must be ${EXPECTED[name]} (got ${JSON.stringify(merged[name])})`);
+    }
+  }
+  if (problems.length) {
+    throw new Error(`docusaurus-plugin-bookwise: invalid options:\n- ${problems.join('\n- ')}`);
+  }
+  merged.apiUrl = merged.apiUrl.replace(/\/+$/, '');
+  merged.widgetUrl = merged.widgetUrl || `${merged.apiUrl}/widget.js`;
+  return merged;
+}
+
+module.exports = {DEFAULT_OPTIONS, normalizeOptions};

@@ -86,6 +86,7 @@ function normalizeOptions(options = {}) {
   if (problems.length) {
     throw new Error(`docusaurus-plugin-bookwise: invalid options:\n- ${problems.join('\n- ')}`);
   }
+  merged.id = merged.id ?? 'default'; // Docusaurus' own schemas add this; ours must too
   merged.apiUrl = merged.apiUrl.replace(/\/+$/, '');
   merged.widgetUrl = merged.widgetUrl || `${merged.apiUrl}/widget.js`;
   return merged;

@@ -130,7 +130,14 @@ class EdgeReader:
     def section_chunks(self, section_ids: list[str]) -> list[Hit]:
         if not section_ids:
             return []
-        flt = qe.Filter(must=[qe.FieldCondition(key="section_id", match=qe.MatchAny(any=section_ids))])
+        return self._scroll(
+            qe.Filter(must=[qe.FieldCondition(key="section_id", match=qe.MatchAny(any=section_ids))])
+        )
+
+    def all_chunks(self) -> list[Hit]:
+        return self._scroll(None)
+
+    def _scroll(self, flt: qe.Filter | None) -> list[Hit]:
         found: list[Hit] = []
         offset: Any = None
         while True:

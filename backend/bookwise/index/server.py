@@ -97,7 +97,12 @@ class ServerReader:
     def section_chunks(self, section_ids: list[str]) -> list[Hit]:
         if not section_ids:
             return []
-        flt = client_filter({"section_id": section_ids})
+        return self._scroll(client_filter({"section_id": section_ids}))
+
+    def all_chunks(self) -> list[Hit]:
+        return self._scroll(None)
+
+    def _scroll(self, flt: Any) -> list[Hit]:
         found: list[Hit] = []
         offset: Any = None
         try:

@@ -125,6 +125,9 @@ class IndexReader(Protocol):
     def section_chunks(self, section_ids: list[str]) -> list[Hit]:
         """Every chunk of these sections, with payloads (score 0), in no particular order."""
 
+    def all_chunks(self) -> list[Hit]:
+        """Every chunk of the generation, with payloads (score 0): for audits such as link checks."""
+
     def close(self) -> None: ...
 
 

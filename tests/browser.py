@@ -1,0 +1,47 @@
+"""Headless Debian Chromium driven by Playwright, for the widget and end-to-end tests.
+
+Playwright never downloads a browser here: it drives the system `chromium` by executable path. The
+flags keep Chromium off the (closed) network: no background updates, sync or QUIC probes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    """The system Chromium. Missing is a failure, not a skip: a skipped browser test proves nothing."""
+    path = os.environ.get("BOOKWISE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("Debian's chromium is not installed: apt-get install chromium (.ci/run does)")
+    return path
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -1,0 +1,43 @@
+// @ts-check
+// Robot Motion, the example textbook of Bookwise: the demo's content and the end-to-end fixture.
+// The docs plugin + classic theme without preset-classic, so no Algolia search packages are needed.
+
+/** @type {import('@docusaurus/types').Config} */
+const config = {
+  title: 'Robot Motion',
+  tagline: 'A short course on how mobile robots move, sense and stay on track',
+  url: 'http://127.0.0.1:8000',
+  baseUrl: '/',
+  onBrokenLinks: 'throw',
+  i18n: {defaultLocale: 'en', locales: ['en']},
+  plugins: [
+    [
+      '@docusaurus/plugin-content-docs',
+      /** @type {import('@docusaurus/plugin-content-docs').Options} */
+      ({path: 'docs', routeBasePath: 'docs', sidebarPath: require.resolve('./sidebars.js')}),
+    ],
+    '@docusaurus/plugin-content-pages',
+    [
+      // Two lines are all a site needs; everything else has defaults. The API runs on the
+      // site's own origin in the demo (`bookwise serve --site build`), so no apiUrl is set.
+      'docusaurus-plugin-bookwise',
+      {title: 'Ask Robot Motion', showIndexVersion: true, apiUrl: process.env.BOOKWISE_API_URL || ''},
+    ],
+  ],
+  themes: [
+    [
+      '@docusaurus/theme-classic',
+      /** @type {import('@docusaurus/theme-classic').Options} */
+      ({customCss: require.resolve('./src/css/custom.css')}),
+    ],
+  ],
+  themeConfig: {
+    navbar: {
+      title: 'Robot Motion',
+      items: [{type: 'docSidebar', sidebarId: 'textbook', label: 'Textbook', position: 'left'}],
+    },
+    footer: {style: 'dark', copyright: 'Robot Motion: an example textbook for Bookwise (MIT).'},
+  },
+};
+
+module.exports = config;

@@ -1,0 +1,193 @@
+"""Must-show 1 and 4: the widget on the built example textbook, in headless Chromium.
+
+Real parts end to end: the Docusaurus build with the plugin's script tag, `bookwise serve`'s app
+serving that build, the API and the widget bundle on one loopback origin, the Edge index of the
+textbook, and a fake OpenAI-compatible LLM (the one edge that cannot be reached offline).
+Screenshots of the widget (light, dark, phone) are written to widget/screenshots/ for the README.
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apiserver import running_api
+from browser import launched_chromium
+from examplesite import build_example, index_example
+from fakellm import FakeLLM
+
+pytestmark = pytest.mark.docusaurus
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "widget" / "screenshots"
+ANSWER = [
+    "A differential drive ",
+    "turns by running its wheels ",
+    "at different speeds [1]",
+    ". ",
+    "See [2].",
+]
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
+    build_dir = build_example()
+    settings, _ = index_example(
+        tmp_path_factory.mktemp("example-browser"),
+        build_dir,
+        site_dir=build_dir,
+        llm_base_url=llm_server[1],
+        llm_api_key="test",
+        max_streams_per_client=50,
+    )
+    with running_api(settings) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launched_chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert errors == []
+
+
+def widget(page: Any, hook: str) -> Any:
+    return page.locator(f"#bookwise-widget [data-bw={hook}]")
+
+
+def record_render_order(page: Any) -> None:
+    """Note when the sources and the first answer text appear, as the DOM changes (no timing)."""
+    page.evaluate(
+        """() => {
+          const root = document.getElementById('bookwise-widget').shadowRoot;
+          window.__order = [];
+          new MutationObserver(() => {
+            const sources = root.querySelectorAll('[data-bw=source-link]').length > 0;
+            const answers = [...root.querySelectorAll('[data-bw=answer]')];
+            const text = answers.length > 0 && answers[answers.length - 1].textContent.trim() !== '';
+            if (sources && !window.__order.includes('sources')) window.__order.push('sources');
+            if (text && !window.__order.includes('answer')) window.__order.push('answer');
+          }).observe(root, {subtree: true, childList: true, characterData: true});
+        }"""
+    )
+
+
+def wait_done(page: Any) -> None:
+    page.wait_for_function(
+        "() => ['done', 'error'].includes(document.getElementById('bookwise-widget')?.dataset.state)"
+    )
+    assert page.evaluate("document.getElementById('bookwise-widget').dataset.state") == "done"
+
+
+def test_ask_stream_and_follow_a_citation_to_its_heading(site_url: str, page: Any, fake: FakeLLM) -> None:
+    fake.tokens = ANSWER
+    fake.delay_s = 0.05
+    page.goto(f"{site_url}/docs/intro")
+    page.wait_for_selector("#bookwise-widget", state="attached")
+    page.keyboard.press("Control+i")
+    assert widget(page, "panel").is_visible()
+    assert (
+        page.evaluate("document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw")
+        == "input"
+    )
+    record_render_order(page)
+    widget(page, "input").fill("How does a differential drive robot turn?")
+    page.keyboard.press("Enter")
+    wait_done(page)
+    assert page.evaluate("window.__order") == ["sources", "answer"]
+    answer = widget(page, "answer").last
+    assert "turns by running its wheels at different speeds" in answer.inner_text()
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "light.png"))
+
+    cite = answer.locator("[data-bw=cite]").first
+    href = cite.get_attribute("href")
+    page_url, _, anchor = href.partition("#")
+    assert page_url.startswith("/docs/") and anchor
+    cite.click()
+    page.wait_for_function(f"() => location.pathname === {page_url!r}")
+    target = page.locator(f"[id={anchor!r}]")
+    target.wait_for()
+    page.wait_for_function(
+        f"""() => {{
+          const box = document.getElementById({anchor!r}).getBoundingClientRect();
+          return box.top >= 0 && box.top < window.innerHeight;
+        }}"""
+    )
+    assert fake.calls == 1
+
+
+def select_paragraph_after(page: Any, heading_id: str) -> str:
+    """Select the first paragraph after a heading, as a reader's drag would; returns its text."""
+    return page.evaluate(
+        """(id) => {
+          let node = document.getElementById(id).nextElementSibling;
+          while (node && node.tagName !== 'P') node = node.nextElementSibling;
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const selection = window.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+          node.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+          return selection.toString();
+        }""",
+        heading_id,
+    )
+
+
+def test_highlight_a_passage_and_ask_about_it(site_url: str, page: Any, fake: FakeLLM) -> None:
+    fake.tokens = ["This passage says the wheels ", "set the turn [1]."]
+    fake.delay_s = 0.0
+    page.goto(f"{site_url}/docs/foundations/differential-drive")
+    page.wait_for_selector("#bookwise-widget", state="attached")
+    heading_id = page.evaluate("document.querySelector('.theme-doc-markdown h2[id]').id")
+    selected = select_paragraph_after(page, heading_id)
+    assert selected.strip()
+    requests: list[dict[str, Any]] = []
+    page.on("request", lambda r: requests.append(r.post_data_json) if r.url.endswith("/api/chat") else None)
+    widget(page, "popover").click()
+    assert widget(page, "selection-chip").is_visible()
+    widget(page, "input").fill("What does this mean?")
+    page.keyboard.press("Enter")
+    wait_done(page)
+    [body] = requests
+    assert body["mode"] == "selected_text"
+    assert body["selected_text"] == selected.strip()
+    assert body["page"]["url"] == "/docs/foundations/differential-drive"
+    assert body["page"]["heading_id"] == heading_id
+    href = widget(page, "answer").last.locator("[data-bw=cite]").first.get_attribute("href")
+    assert href.startswith(f"/docs/foundations/differential-drive#{heading_id}")
+    assert selected.strip()[:40] in fake.last_request["messages"][-1]["content"]
+
+
+def test_dark_theme_and_phone_screenshots(site_url: str, browser: Any, fake: FakeLLM) -> None:
+    fake.tokens = ANSWER
+    fake.delay_s = 0.0
+    for name, viewport in (
+        ("dark", {"width": 1280, "height": 860}),
+        ("phone", {"width": 390, "height": 844}),
+    ):
+        context = browser.new_context(viewport=viewport, color_scheme="dark" if name == "dark" else "light")
+        page = context.new_page()
+        page.goto(f"{site_url}/docs/foundations/differential-drive")
+        if name == "dark":
+            page.evaluate("document.documentElement.setAttribute('data-theme', 'dark')")
+        page.wait_for_selector("#bookwise-widget", state="attached")
+        widget(page, "launcher").click()
+        widget(page, "input").fill("How does a differential drive robot turn?")
+        page.keyboard.press("Enter")
+        wait_done(page)
+        if name == "dark":
+            assert page.evaluate("document.getElementById('bookwise-widget').dataset.theme") == "dark"
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+        context.close()

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from bookwise.generation.citations import cited_numbers
-from bookwise.generation.extractive import EXTRACTIVE_LABEL, NOT_COVERED, best_passages, extractive_answer
+from bookwise.generation.extractive import (
+    EXTRACTIVE_LABEL,
+    NOT_COVERED,
+    best_passages,
+    extractive_answer,
+    quotable_sentences,
+)
 from conftest import SectionFactory
 
 
@@ -34,4 +40,17 @@ def test_fragments_and_ellipses_are_not_quoted(section: SectionFactory) -> None:
     sources = [section("Store", "Store.\n\n…\n\nThe store state can be read with getState at any time.")]
     assert [p.text for p in best_passages("store state", sources)] == [
         "The store state can be read with getState at any time."
+    ]
+
+
+def test_quoted_markdown_links_keep_only_their_text_regression() -> None:
+    """The example site's quotes showed `[differential drive](../01-foundations/x.mdx)`: a source file
+    path is no URL on the site, and a quoted image would load from anywhere."""
+    text = (
+        "The [differential drive](../01-foundations/02-differential-drive.mdx#odometry-model) chapter "
+        "showed the wheel speeds. A ![robot](http://127.0.0.1:9/x.png) drives in a straight line here."
+    )
+    assert quotable_sentences(text) == [
+        "The differential drive chapter showed the wheel speeds.",
+        "A robot drives in a straight line here.",
     ]

@@ -9,6 +9,7 @@ extractive answer: nothing is paraphrased, so nothing can be made up.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ EXTRACTIVE_LABEL = (
 NOT_COVERED = "The book does not seem to cover this. The closest sections are listed in the sources."
 MIN_WORDS = 4  # shorter fragments (headings, labels) make poor answers
 RANK_DECAY = 0.15  # each step down the source list costs this share of a sentence's score
+# A Markdown link or image in the source: only its text is quoted. Its target is a source file path
+# (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,8 @@ class Passage:
 
 def quotable_sentences(text: str) -> list[str]:
     """A section's sentences that can stand alone as a quote (no fragments, no "…" cut marks)."""
-    return [s for s in sentences(text) if len(s.split()) >= MIN_WORDS and s != "…"]
+    plain = (_LINK.sub(r"\1", s) for s in sentences(text))
+    return [s for s in plain if len(s.split()) >= MIN_WORDS and s != "…"]
 
 
 def best_passages(question: str, sections: Sequence[SectionResult], limit: int = 3) -> list[Passage]:

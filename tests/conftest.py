@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
+from browser import launched_chromium
 from fakellm import FakeLLM, running_fake_llm
 
 SiteFactory = Callable[[dict[str, str | bytes]], Path]
@@ -82,3 +84,10 @@ def fake(llm_server: tuple[FakeLLM, str]) -> Iterator[FakeLLM]:
     llm_server[0].reset()
     yield llm_server[0]
     llm_server[0].release_stalls()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Debian Chromium per test module (Playwright by executable path)."""
+    with launched_chromium() as launched:
+        yield launched

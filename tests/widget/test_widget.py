@@ -1,0 +1,396 @@
+"""The widget as a reader meets it: a real Chromium on a Docusaurus-like page, a real API, a fake LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from playwright.sync_api import expect
+from widgethost import host_page, part, serve_site, visit
+
+from apiserver import build_book, running_api
+from bookwise.generation.prompts import NOT_IN_SELECTION
+from bookwise.settings import Settings
+from fakellm import FakeLLM
+from servers import closed_port_url
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+FEEDING = """
+<h2 id="morning-feed">Morning feed</h2>
+<p id="morning">Quokkas eat leaves of the peppermint shrub every morning.</p>
+<div style="height: 3000px"></div>
+<h2 id="evening-feed">Evening feed</h2>
+<p id="evening">Quokkas graze on grasses near the burrow. Never feed bread to a quokka.</p>
+<div style="height: 3000px"></div>
+"""
+# The site's own theme colours (Infima's variable), which the widget must pick up in both modes.
+THEMED = """<style>
+:root { --ifm-color-primary: rgb(10, 20, 30); }
+html[data-theme="dark"] { --ifm-color-primary: rgb(30, 40, 50); }
+</style>"""
+HOST = "#bookwise-widget"
+
+
+@dataclass
+class Site:
+    url: str
+    api: str
+
+    def page_url(self, path: str) -> str:
+        return self.url + path
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[Site]:
+    """Three APIs (answering, LLM down, book silent) behind three pages of one site."""
+    root = tmp_path_factory.mktemp("site")
+    llm_url = llm_server[1]
+
+    def book(name: str, **overrides: Any) -> Settings:
+        values = {"llm_base_url": llm_url, "llm_api_key": "test", "allowed_origins": [site_url]}
+        return build_book(tmp_path_factory.mktemp(name), **(values | overrides))
+
+    with serve_site(root) as site_url:
+        answering = book("answering")
+        down = book("down", llm_base_url=closed_port_url(), llm_max_retries=0)
+        silent = book("silent", sufficiency_threshold=1.0)
+        with running_api(answering) as api, running_api(down) as down_api, running_api(silent) as silent_api:
+            pages = {
+                "docs/care/feeding.html": host_page(
+                    "Feeding quokkas",
+                    api,
+                    script_attributes='data-show-version="true"',
+                    body=THEMED + FEEDING,
+                ),
+                "docs/care/housing.html": host_page("Housing", api, body='<h2 id="burrows">Burrows</h2>'),
+                "down.html": host_page("LLM down", down_api),
+                "silent.html": host_page("Silent book", silent_api),
+            }
+            for relative, html in pages.items():
+                path = root / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(html, encoding="utf-8")
+            yield Site(site_url, api)
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def ask(page: Page, question: str) -> None:
+    """Ask as a reader does: open the panel if it is closed, type, press Enter."""
+    if part(page, "launcher").is_visible():
+        part(page, "launcher").click()
+    part(page, "input").fill(question)
+    part(page, "input").press("Enter")
+
+
+def wait_state(page: Page, state: str) -> None:
+    expect(page.locator(HOST)).to_have_attribute("data-state", state)
+
+
+def route_to(page: Page, path: str) -> None:
+    """Change the route as a single-page app does: pushState, then popstate."""
+    page.evaluate(
+        "path => { history.pushState({}, '', path); dispatchEvent(new PopStateEvent('popstate')) }", path
+    )
+
+
+def shadow_focus(page: Page) -> str | None:
+    return page.evaluate(
+        "() => document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw"
+    )
+
+
+def test_mounts_once_across_a_second_script_and_client_side_navigation(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/docs/care/feeding"))
+    version = page.evaluate("() => window.Bookwise.version")
+    page.evaluate(
+        """api => new Promise(resolve => {
+            const script = document.createElement('script');
+            Object.assign(script, {src: api + '/widget.js', onload: resolve});
+            script.dataset.apiUrl = api;
+            document.head.append(script);
+        })""",
+        site.api,
+    )
+    route_to(page, "/docs/care/housing")
+    page.evaluate("() => { document.getElementById('__docusaurus').innerHTML = '<main>re-rendered</main>' }")
+    assert page.locator(HOST).count() == 1
+    assert page.evaluate("() => window.Bookwise.version") == version == "0.1.0"
+    expect(part(page, "launcher")).to_be_visible()
+
+
+def test_shortcut_opens_with_focus_in_the_input_tab_stays_inside_escape_restores_focus(
+    page: Page, site: Site
+) -> None:
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.focus("#home")
+    page.keyboard.press("Control+i")
+    expect(part(page, "panel")).to_be_visible()
+    expect(part(page, "panel")).to_have_attribute("role", "dialog")
+    assert shadow_focus(page) == "input"
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.activeElement.id") == "bookwise-widget"
+    page.keyboard.press("Escape")
+    expect(part(page, "panel")).to_be_hidden()
+    assert page.evaluate("() => document.activeElement.id") == "home"
+
+
+def test_sources_show_before_the_first_token_then_the_answer_streams_with_citation_chips(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    fake.mode, fake.delay_s = "slow", 0.5
+    fake.tokens = ["Quokkas eat **peppermint** leaves [1]", ". They drink water [1, 2] [1][2]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    ask(page, "What do quokkas eat in the morning?")
+    page.wait_for_function(
+        """() => {
+            const host = document.getElementById('bookwise-widget');
+            const answer = host.shadowRoot.querySelector('[data-bw=answer]');
+            const links = host.shadowRoot.querySelectorAll('[data-bw=sources] [data-bw=source-link]');
+            return host.dataset.state === 'streaming' && links.length > 0
+                && answer.textContent === '' && answer.getAttribute('aria-busy') === 'true';
+        }"""
+    )
+    wait_state(page, "done")
+    answer = part(page, "answer")
+    expect(answer).to_have_text("Quokkas eat peppermint leaves 1. They drink water 12 12.")
+    expect(answer).to_have_attribute("aria-busy", "false")
+    expect(answer.locator("strong")).to_have_text("peppermint")
+    first_source = part(page, "sources").locator('[data-bw="source-link"]').first
+    chip = part(page, "cite").first
+    expect(chip).to_have_attribute("data-n", "1")
+    assert chip.get_attribute("href") == first_source.get_attribute("href")
+    assert chip.evaluate("a => a.href") == site.page_url("/docs/care/feeding#morning-feed")
+    expect(part(page, "cite")).to_have_count(5)
+    expect(part(page, "version")).to_contain_text("Index 2")  # the index version is a UTC timestamp
+
+
+def test_a_citation_to_another_page_navigates_client_side_and_keeps_the_panel_open(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    fake.tokens = ["Burrows need dry sand [1]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate(
+        "() => { window.__marker = 'same document'; addEventListener('popstate', () => window.__pops = 1) }"
+    )
+    page.evaluate("() => window.Bookwise.ask('What does a quokka burrow need?')")
+    chip = part(page, "cite").first
+    target = chip.evaluate("a => new URL(a.href).pathname")
+    assert target != "/docs/care/feeding"
+    chip.click()
+    page.wait_for_function("path => location.pathname === path", arg=target)
+    assert page.evaluate("() => [window.__marker, window.__pops]") == ["same document", 1]
+    expect(part(page, "panel")).to_be_visible()
+
+
+def test_stop_aborts_the_stream_and_keeps_the_partial_answer(page: Page, site: Site, fake: FakeLLM) -> None:
+    fake.mode, fake.delay_s = "slow", 0.3
+    fake.tokens = [f"word{n} " for n in range(40)]
+    visit(page, site.page_url("/docs/care/feeding"))
+    ask(page, "Tell me everything about quokkas.")
+    expect(part(page, "answer")).to_contain_text("word0")
+    expect(part(page, "send")).to_be_hidden()
+    part(page, "stop").click()
+    assert fake.disconnected.wait(5), "the LLM stream stayed open after Stop"
+    wait_state(page, "idle")
+    expect(part(page, "stopped")).to_be_visible()
+    expect(part(page, "answer")).to_contain_text("word0")
+    expect(part(page, "send")).to_be_visible()
+
+
+def test_llm_down_shows_the_error_and_a_working_retry(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/down"))
+    ask(page, "What do quokkas eat?")
+    wait_state(page, "error")
+    expect(part(page, "error")).to_have_attribute("role", "alert")
+    expect(part(page, "error")).not_to_be_empty()
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as retried:
+        part(page, "retry").click()
+    assert retried.value.post_data_json["question"] == "What do quokkas eat?"
+    wait_state(page, "error")
+    expect(part(page, "retry")).to_be_enabled()
+
+
+def test_a_refused_request_shows_the_apis_message(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/docs/care/feeding"))
+    assert page.evaluate("() => window.Bookwise.ask('x'.repeat(5000))") == "error"
+    expect(part(page, "error")).to_contain_text("question is too long")
+    expect(part(page, "retry")).to_have_count(0)  # the API said it is not retryable
+
+
+def test_feedback_is_posted_once_and_stored(page: Page, site: Site, fake: FakeLLM) -> None:
+    fake.tokens = ["Peppermint leaves [1]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('What do quokkas eat?')")
+    with page.expect_response(lambda response: response.url.endswith("/api/feedback")) as stored:
+        part(page, "thumb-up").click()
+    assert stored.value.status == 201
+    body = stored.value.request.post_data_json
+    assert body["rating"] == "up" and body["request_id"] and body["question"] == "What do quokkas eat?"
+    assert body["answer"] == "Peppermint leaves [1]."
+    assert set(body["sources"][0]) == {"n", "url", "title", "heading"}
+    expect(page.locator(f"{HOST} .bw-thanks")).to_have_text("Thanks!")
+    expect(part(page, "thumb-down")).to_be_disabled()
+    expect(part(page, "thumb-up")).to_have_attribute("aria-pressed", "true")
+
+
+def test_a_follow_up_carries_the_earlier_turns_as_history(page: Page, site: Site, fake: FakeLLM) -> None:
+    fake.tokens = ["Peppermint leaves [1]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('What do quokkas eat?')")
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as follow_up:
+        ask(page, "And in the evening?")
+    assert follow_up.value.post_data_json["history"] == [
+        {"role": "user", "content": "What do quokkas eat?"},
+        {"role": "assistant", "content": "Peppermint leaves [1]."},
+    ]
+    wait_state(page, "done")
+
+
+def test_a_question_the_book_does_not_cover_lists_the_closest_sections(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    visit(page, site.page_url("/silent"))
+    ask(page, "How do I tune a carburettor?")
+    wait_state(page, "done")
+    expect(part(page, "not-covered")).to_contain_text("The book doesn’t seem to cover this.")
+    assert part(page, "not-covered").locator('[data-bw="source-link"]').count() > 0
+    expect(part(page, "sources")).to_have_count(0)
+    assert fake.calls == 0
+
+
+def test_highlight_to_ask_sends_the_selection_with_its_section(page: Page, site: Site, fake: FakeLLM) -> None:
+    fake.tokens = ["It says never to feed bread [1]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate(
+        """() => {
+            const paragraph = document.getElementById('evening');
+            paragraph.scrollIntoView();
+            const text = paragraph.firstChild;
+            const start = text.data.indexOf('Never');
+            const range = document.createRange();
+            range.setStart(text, start);
+            range.setEnd(text, text.data.indexOf('quokka.', start) + 'quokka.'.length);
+            getSelection().addRange(range);
+        }"""
+    )
+    part(page, "popover").click()
+    expect(part(page, "selection-chip")).to_contain_text("Never feed bread to a")
+    assert shadow_focus(page) == "input"
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as sent:
+        part(page, "input").press("Enter")
+    assert sent.value.post_data_json == {
+        "question": "Explain this passage.",
+        "mode": "selected_text",
+        "selected_text": "Never feed bread to a quokka.",
+        "page": {
+            "url": "/docs/care/feeding",
+            "heading_id": "evening-feed",
+            "version": "current",
+            "locale": "en",
+        },
+    }
+    wait_state(page, "done")
+    expect(part(page, "selection-chip")).to_be_hidden()
+    expect(part(page, "popover")).to_be_hidden()
+    source = part(page, "source-link").first
+    assert "#evening-feed:~:text=" in (source.get_attribute("href") or "")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    source.click()
+    page.wait_for_function(
+        "() => Math.abs(document.getElementById('evening-feed').getBoundingClientRect().top) < 2"
+    )
+    assert page.evaluate("() => location.pathname + location.hash") == "/docs/care/feeding"
+
+
+def test_a_selection_that_cannot_answer_offers_to_widen_to_its_section(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    fake.tokens = [NOT_IN_SELECTION]
+    visit(page, site.page_url("/docs/care/feeding"))
+    outcome = page.evaluate(
+        "options => window.Bookwise.ask('Where do they sleep?', options)",
+        {"selectedText": "Never feed bread to a quokka.", "headingId": "evening-feed"},
+    )
+    assert outcome == "done"
+    expect(page.locator(f"{HOST} [data-kind=not_in_selection]")).to_have_count(1)
+    widen = part(page, "widen")
+    expect(widen).to_have_text("Ask about the whole section “Evening feed”")
+    fake.tokens = ["At night they sleep in burrows [1]."]
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as sent:
+        widen.click()
+    body = sent.value.post_data_json
+    assert body["scope"] == "section" and body["mode"] == "selected_text"
+    assert (
+        body["question"] == "Where do they sleep?"
+        and body["selected_text"] == "Never feed bread to a quokka."
+    )
+    wait_state(page, "done")
+
+
+def test_colours_follow_the_sites_variables_and_its_dark_mode(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/docs/care/feeding"))
+    part(page, "launcher").click()
+
+    def colours() -> list[str]:
+        return [
+            part(page, name).evaluate("element => getComputedStyle(element).backgroundColor")
+            for name in ("send", "panel")
+        ]
+
+    assert colours() == ["rgb(10, 20, 30)", "rgb(255, 255, 255)"]
+    page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
+    expect(page.locator(HOST)).to_have_attribute("data-theme", "dark")
+    assert colours() == ["rgb(30, 40, 50)", "rgb(36, 37, 38)"]
+
+
+def test_code_blocks_get_a_copy_button(page: Page, site: Site, fake: FakeLLM) -> None:
+    fake.tokens = ["Run:\n\n```sh\nbookwise serve\n```\n"]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('How do I start the API?')")
+    expect(part(page, "answer").locator("pre code.language-sh")).to_have_text("bookwise serve")
+    part(page, "copy").click()
+    expect(part(page, "copy")).to_have_text("Copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == "bookwise serve"
+
+
+def test_on_a_phone_the_panel_fills_the_screen_at_once_with_reduced_motion(
+    browser: Browser, site: Site
+) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 740}, reduced_motion="reduce")
+    try:
+        phone = context.new_page()
+        visit(phone, site.page_url("/docs/care/feeding"))
+        part(phone, "launcher").click()
+        assert part(phone, "panel").bounding_box() == {"x": 0, "y": 0, "width": 390, "height": 740}
+    finally:
+        context.close()
+
+
+def test_the_widget_shows_only_on_its_paths(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate(
+        """api => {
+            window.Bookwise.destroy();
+            const script = Object.assign(document.createElement('script'), {src: api + '/widget.js'});
+            Object.assign(script.dataset, {apiUrl: api, paths: '/docs/care/housing'});
+            document.head.append(script);
+        }""",
+        site.api,
+    )
+    page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
+    expect(part(page, "launcher")).to_be_hidden()
+    route_to(page, "/docs/care/housing")
+    expect(part(page, "launcher")).to_be_visible()

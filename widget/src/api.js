@@ -1,0 +1,84 @@
+import { createSseParser } from './sse.js';
+
+/**
+ * Why there is no answer: the API's JSON error (a refused request, or an `error` event), with the
+ * `Retry-After` of a refused request.
+ */
+export class ApiError extends Error {
+  /**
+   * @param {{ message?: string, retryable?: boolean }} error
+   * @param {number} [retryAfterS]
+   */
+  constructor(error, retryAfterS = 0) {
+    super(error.message || 'Something went wrong.');
+    this.retryable = error.retryable !== false;
+    this.retryAfterS = retryAfterS;
+  }
+}
+
+/**
+ * POST a question and deliver the answer's events as they arrive. Resolves when the stream ends;
+ * rejects with an ApiError when the request is refused, with the fetch error when the network
+ * fails, and with an AbortError when `signal` aborts.
+ *
+ * @param {string} apiUrl
+ * @param {object} body  A ChatBody (see backend/bookwise/api/schemas.py).
+ * @param {{ signal: AbortSignal, onEvent: (name: string, data: any) => void }} options
+ */
+export async function streamChat(apiUrl, body, { signal, onEvent }) {
+  const response = await postJson(`${apiUrl}/api/chat`, body, signal);
+  if (!response.ok) throw await refusal(response);
+  if (!response.body) throw new ApiError({ message: 'The answer service sent no stream.' });
+  const parser = createSseParser(({ event, data }) => onEvent(event, JSON.parse(data)));
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    parser.push(value);
+  }
+}
+
+/**
+ * @typedef {object} Feedback  The body of POST /api/feedback.
+ * @property {string} request_id
+ * @property {'up' | 'down'} rating
+ * @property {string} question
+ * @property {string} answer  The answer's Markdown.
+ * @property {{ n: number, url: string, title: string, heading: string }[]} sources
+ */
+
+/**
+ * @param {string} apiUrl
+ * @param {Feedback} feedback
+ */
+export async function sendFeedback(apiUrl, feedback) {
+  const response = await postJson(`${apiUrl}/api/feedback`, feedback);
+  if (!response.ok) throw await refusal(response);
+}
+
+/**
+ * @param {string} url
+ * @param {object} body
+ * @param {AbortSignal} [signal]
+ */
+function postJson(url, body, signal) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+    credentials: 'omit',
+  });
+}
+
+/** @param {Response} response */
+async function refusal(response) {
+  const retryAfterS = Number(response.headers.get('Retry-After')) || 0;
+  let error;
+  try {
+    ({ error } = await response.json());
+  } catch {
+    // Not JSON: a proxy's error page, say. The status is all there is to tell.
+  }
+  return new ApiError(error ?? { message: `The answer service replied ${response.status}.` }, retryAfterS);
+}

@@ -1,0 +1,58 @@
+/**
+ * @typedef {object} Config
+ * @property {string} apiUrl  Where the Bookwise API answers, without a trailing slash.
+ * @property {string} title
+ * @property {string} placeholder
+ * @property {boolean} selection  Whether highlight-to-ask is on.
+ * @property {string} contentSelector  The page's content roots, where a selection may be asked about.
+ * @property {string[]} paths  Path prefixes where the widget shows; empty: everywhere.
+ * @property {boolean} showVersion  Show the index version in the panel footer.
+ * @property {number} maxSelection  Longest selection sent, in characters.
+ */
+
+const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
+const DEFAULT_MAX_SELECTION = 4000;
+
+/** The script tag that loaded the widget, or null when it cannot be told. */
+export function ownScript() {
+  const current = document.currentScript;
+  if (current instanceof HTMLScriptElement) return current;
+  return /** @type {HTMLScriptElement | null} */ (document.querySelector('script[data-bookwise]'));
+}
+
+/**
+ * Read the configuration from the script tag's data attributes.
+ *
+ * @param {HTMLScriptElement | null} script
+ * @returns {Config}
+ */
+export function readConfig(script) {
+  const data = script ? script.dataset : {};
+  const maxSelection = Number.parseInt(data.maxSelection ?? '', 10);
+  return {
+    apiUrl: (data.apiUrl || scriptOrigin(script)).replace(/\/+$/, ''),
+    title: data.title || 'Ask the book',
+    placeholder: data.placeholder || 'Ask a question about the book…',
+    selection: data.selection !== 'false',
+    contentSelector: data.contentSelector || DEFAULT_CONTENT_SELECTOR,
+    paths: (data.paths || '')
+      .split(',')
+      .map((path) => path.trim())
+      .filter(Boolean),
+    showVersion: data.showVersion === 'true',
+    maxSelection: maxSelection > 0 ? maxSelection : DEFAULT_MAX_SELECTION,
+  };
+}
+
+/** @param {HTMLScriptElement | null} script */
+function scriptOrigin(script) {
+  return script?.src ? new URL(script.src, location.href).origin : location.origin;
+}
+
+/**
+ * @param {Config} config
+ * @param {string} pathname
+ */
+export function showsOn(config, pathname) {
+  return !config.paths.length || config.paths.some((prefix) => pathname.startsWith(prefix));
+}

@@ -1,0 +1,138 @@
+/**
+ * Bookwise's chat widget: one script tag on a documentation site adds an "Ask the book" button
+ * and a panel that streams cited answers from a Bookwise API. Everything lives in a shadow root
+ * on a host element of its own, appended to <body>, so neither the site's CSS nor its framework's
+ * re-renders can reach it.
+ */
+import { ownScript, readConfig, showsOn } from './config.js';
+import { Conversation } from './conversation.js';
+import { h } from './dom.js';
+import { watchRoute, watchSelection } from './page.js';
+import { Panel } from './panel.js';
+import { Popover } from './popover.js';
+import { applyStyles } from './styles.js';
+import { followTheme } from './theme.js';
+
+/**
+ * @typedef {import('./config.js').Config} Config
+ * @typedef {import('./conversation.js').Scope} Scope
+ * @typedef {{ selectedText?: string, headingId?: string, scope?: Scope }} AskOptions
+ * @typedef {object} Widget
+ * @property {() => void} open
+ * @property {() => void} close
+ * @property {(question: string, options?: AskOptions) => Promise<string>} ask  Resolves with how
+ *   the answer ended: done, error, stopped (or empty: nothing was asked).
+ * @property {() => void} destroy
+ */
+
+const HOST_ID = 'bookwise-widget';
+const VERSION = process.env.BOOKWISE_VERSION; // replaced by the package's version at build time
+const SCROLL_OPTIONS = { capture: true, passive: true };
+
+/**
+ * @param {Config} config
+ * @returns {Widget}
+ */
+function mount(config) {
+  const host = h('div', { id: HOST_ID, 'data-state': 'idle' });
+  const root = host.attachShadow({ mode: 'open' });
+  applyStyles(root);
+  const conversation = new Conversation(config.apiUrl, {
+    add: (turn) => panel.add(turn.element),
+    state: (state) => {
+      host.dataset.state = state;
+      panel.setBusy(state === 'streaming');
+    },
+    meta: (meta) => {
+      if (config.showVersion && meta.index_version) panel.showVersion(meta.index_version);
+    },
+    update: () => panel.follow(),
+  });
+  const panel = new Panel(root, config, {
+    submit: (question, selection) => conversation.ask(question, { selection }),
+    stop: () => conversation.stop(),
+    clear: () => conversation.clear(),
+  });
+  const popover = new Popover((selection) => {
+    document.getSelection()?.removeAllRanges();
+    panel.pin(selection);
+    panel.open();
+  });
+  root.append(popover.element);
+  document.body.append(host);
+
+  const showWhereAllowed = () => {
+    host.hidden = !showsOn(config, location.pathname);
+    popover.offer(null);
+  };
+  /** @param {KeyboardEvent} event */
+  const toggleOnShortcut = (event) => {
+    const modified = (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
+    if (!modified || event.key?.toLowerCase() !== 'i' || host.hidden) return;
+    event.preventDefault();
+    panel.toggle();
+  };
+  const hidePopover = () => popover.offer(null);
+  document.addEventListener('keydown', toggleOnShortcut);
+  window.addEventListener('scroll', hidePopover, SCROLL_OPTIONS);
+  const stops = [
+    followTheme(host),
+    watchRoute(showWhereAllowed),
+    config.selection
+      ? watchSelection(config, (selection) => popover.offer(host.hidden ? null : selection))
+      : null,
+    () => document.removeEventListener('keydown', toggleOnShortcut),
+    () => window.removeEventListener('scroll', hidePopover, SCROLL_OPTIONS),
+  ];
+  showWhereAllowed();
+
+  return {
+    open: () => panel.open(),
+    close: () => panel.close(),
+    ask(question, { selectedText, headingId, scope } = {}) {
+      const text = selectedText?.trim().slice(0, config.maxSelection);
+      panel.open();
+      return conversation.ask(question, {
+        selection: text ? { text, headingId, url: location.pathname } : undefined,
+        scope,
+      });
+    },
+    destroy() {
+      conversation.stop();
+      stops.forEach((stop) => stop?.());
+      host.remove();
+    },
+  };
+}
+
+/** Mount once per page, however many times the script runs (a second tag, a client-side route). */
+function install() {
+  const global = /** @type {any} */ (window);
+  if (global.Bookwise) return;
+  // Read now: document.currentScript is only set while this script first runs.
+  const config = readConfig(ownScript());
+  /** @type {Widget | undefined} */
+  let widget;
+  const start = () => {
+    widget = mount(config);
+  };
+  if (document.body) start();
+  else document.addEventListener('DOMContentLoaded', start, { once: true });
+
+  global.Bookwise = {
+    version: VERSION,
+    open: () => widget?.open(),
+    close: () => widget?.close(),
+    /** @type {Widget['ask']} */
+    ask: (question, options) =>
+      widget ? widget.ask(question, options) : Promise.reject(new Error('Bookwise is not mounted yet.')),
+    destroy() {
+      document.removeEventListener('DOMContentLoaded', start);
+      widget?.destroy();
+      widget = undefined;
+      delete global.Bookwise;
+    },
+  };
+}
+
+install();

@@ -1,0 +1,259 @@
+/** The widget's visible shell: the launcher, the dialog, its message list and the composer. */
+import { h } from './dom.js';
+import { navigate } from './urls.js';
+
+const PHONE = '(max-width: 599.98px)';
+const FOCUSABLE = 'button:not([disabled]), textarea, a[href]';
+const NEAR_END_PX = 48;
+
+/**
+ * @typedef {import('./config.js').Config} Config
+ * @typedef {import('./page.js').Selection} Selection
+ * @typedef {object} PanelHooks
+ * @property {(question: string, selection: Selection | undefined) => void} submit
+ * @property {() => void} stop
+ * @property {() => void} clear
+ */
+
+export class Panel {
+  /** @type {Selection | undefined} */
+  #selection;
+  /** @type {HTMLElement | null} */
+  #returnFocus = null;
+  #busy = false;
+  #following = true;
+  #root;
+  #config;
+  #hooks;
+  #launcher;
+  #dialog;
+  #empty;
+  #input;
+  #chip = h('div', { class: 'bw-chip', 'data-bw': 'selection-chip', hidden: true });
+  #version = h('span', { 'data-bw': 'version', hidden: true });
+  #sendButton = h('button', { class: 'bw-send', 'data-bw': 'send', onclick: () => this.#submit() }, 'Send');
+  #stopButton = h('button', { class: 'bw-stop', 'data-bw': 'stop', hidden: true }, 'Stop');
+  #messages = h('div', {
+    class: 'bw-messages',
+    'data-bw': 'messages',
+    onclick: (event) => this.#followLink(/** @type {MouseEvent} */ (event)),
+    onscroll: () => (this.#following = nearEnd(this.#messages)),
+  });
+
+  /**
+   * @param {ShadowRoot} root
+   * @param {Config} config
+   * @param {PanelHooks} hooks
+   */
+  constructor(root, config, hooks) {
+    this.#root = root;
+    this.#config = config;
+    this.#hooks = hooks;
+    this.#stopButton.addEventListener('click', hooks.stop);
+    this.#empty = emptyState(config);
+    this.#messages.append(this.#empty);
+    this.#launcher = h(
+      'button',
+      {
+        class: 'bw-launcher',
+        'data-bw': 'launcher',
+        'aria-haspopup': 'dialog',
+        'aria-keyshortcuts': 'Control+I Meta+I',
+        title: `${config.title} (Ctrl+I)`,
+        onclick: () => this.open(),
+      },
+      `✦ ${config.title}`,
+    );
+    this.#input = h('textarea', {
+      class: 'bw-input',
+      'data-bw': 'input',
+      rows: 1,
+      'aria-label': 'Your question',
+      placeholder: config.placeholder,
+      onkeydown: (event) => this.#onInputKey(/** @type {KeyboardEvent} */ (event)),
+    });
+    this.#dialog = h(
+      'div',
+      {
+        class: 'bw-panel',
+        'data-bw': 'panel',
+        role: 'dialog',
+        'aria-label': config.title,
+        hidden: true,
+        onkeydown: (event) => this.#onKey(/** @type {KeyboardEvent} */ (event)),
+      },
+      h(
+        'header',
+        { class: 'bw-header' },
+        h('h2', {}, config.title),
+        iconButton('clear', 'New conversation', '↺', () => this.#clear()),
+        iconButton('close', 'Close', '×', () => this.close()),
+      ),
+      this.#messages,
+      h(
+        'div',
+        { class: 'bw-composer' },
+        this.#chip,
+        h('div', { class: 'bw-row' }, this.#input, this.#sendButton, this.#stopButton),
+      ),
+      h('p', { class: 'bw-footer' }, 'Answers come from the book: check the cited sections.', this.#version),
+    );
+    root.append(this.#launcher, this.#dialog);
+  }
+
+  get isOpen() {
+    return !this.#dialog.hidden;
+  }
+
+  open() {
+    if (!this.isOpen) {
+      const active = document.activeElement;
+      this.#returnFocus = active instanceof HTMLElement && active !== this.#root.host ? active : null;
+      this.#dialog.hidden = false;
+      this.#launcher.hidden = true;
+      this.follow();
+    }
+    this.#input.focus();
+  }
+
+  close() {
+    if (!this.isOpen) return;
+    this.#dialog.hidden = true;
+    this.#launcher.hidden = false;
+    (this.#returnFocus?.isConnected ? this.#returnFocus : this.#launcher).focus();
+  }
+
+  toggle() {
+    if (this.isOpen) this.close();
+    else this.open();
+  }
+
+  /** @param {boolean} busy  An answer is streaming: Send gives way to Stop. */
+  setBusy(busy) {
+    const losingFocus = this.#root.activeElement === (busy ? this.#sendButton : this.#stopButton);
+    this.#busy = busy;
+    this.#sendButton.hidden = busy;
+    this.#stopButton.hidden = !busy;
+    if (losingFocus) this.#input.focus();
+  }
+
+  /** @param {Selection | undefined} selection  What the next question will be about. */
+  pin(selection) {
+    this.#selection = selection;
+    this.#chip.hidden = !selection;
+    this.#chip.replaceChildren();
+    if (selection) {
+      const unpin = () => {
+        this.pin(undefined);
+        this.#input.focus();
+      };
+      this.#chip.append(
+        h('q', {}, selection.text),
+        iconButton('selection-remove', 'Remove the selection', '×', unpin),
+      );
+    }
+    this.#input.placeholder = selection ? 'Ask about it, or press Enter' : this.#config.placeholder;
+  }
+
+  /** @param {HTMLElement} element  A new turn. */
+  add(element) {
+    this.#empty.remove();
+    this.#messages.append(element);
+    this.#following = true;
+    this.follow();
+  }
+
+  /** Keep the newest text in view, unless the reader scrolled up to read something else. */
+  follow() {
+    if (this.#following) this.#messages.scrollTop = this.#messages.scrollHeight;
+  }
+
+  /** @param {string} version */
+  showVersion(version) {
+    this.#version.textContent = ` Index ${version}.`;
+    this.#version.hidden = false;
+  }
+
+  #clear() {
+    this.#hooks.clear();
+    this.#messages.replaceChildren(this.#empty);
+    this.#input.focus();
+  }
+
+  #submit() {
+    const question = this.#input.value;
+    if (this.#busy || (!question.trim() && !this.#selection)) return;
+    const selection = this.#selection;
+    this.#input.value = '';
+    this.pin(undefined);
+    this.#hooks.submit(question, selection);
+  }
+
+  /** @param {KeyboardEvent} event */
+  #onInputKey(event) {
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    this.#submit();
+  }
+
+  /** @param {KeyboardEvent} event */
+  #onKey(event) {
+    if (event.key === 'Escape') {
+      event.stopPropagation();
+      this.close();
+    } else if (event.key === 'Tab') {
+      this.#keepFocusInside(event);
+    }
+  }
+
+  /** @param {KeyboardEvent} event */
+  #keepFocusInside(event) {
+    const focusable = /** @type {HTMLElement[]} */ ([...this.#dialog.querySelectorAll(FOCUSABLE)]);
+    const visible = focusable.filter((element) => element.getClientRects().length > 0);
+    const [first, last] = [visible[0], visible[visible.length - 1]];
+    const active = /** @type {HTMLElement} */ (this.#root.activeElement);
+    const leaving = !visible.includes(active) || active === (event.shiftKey ? first : last);
+    if (!leaving) return;
+    event.preventDefault();
+    (event.shiftKey ? last : first).focus();
+  }
+
+  /**
+   * Links in answers are the site's own: follow them in this tab, as the site would.
+   *
+   * @param {MouseEvent} event
+   */
+  #followLink(event) {
+    const link = /** @type {Element} */ (event.target).closest('a[href]');
+    const modified = event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
+    if (!(link instanceof HTMLAnchorElement) || modified) return;
+    event.preventDefault();
+    navigate(link.href);
+    if (window.matchMedia(PHONE).matches) this.close();
+  }
+}
+
+/** @param {Config} config */
+function emptyState(config) {
+  const tip = config.selection ? ' Or select text on the page and ask about it.' : '';
+  return h(
+    'p',
+    { class: 'bw-empty' },
+    `Ask anything about the book: answers cite their sections.${tip} Ctrl+I (⌘I) toggles this panel.`,
+  );
+}
+
+/**
+ * @param {string} name  Its `data-bw` hook.
+ * @param {string} label
+ * @param {string} icon
+ * @param {() => void} onclick
+ */
+function iconButton(name, label, icon, onclick) {
+  return h('button', { class: 'bw-icon', 'data-bw': name, 'aria-label': label, title: label, onclick }, icon);
+}
+
+/** @param {HTMLElement} element */
+function nearEnd(element) {
+  return element.scrollHeight - element.scrollTop - element.clientHeight < NEAR_END_PX;
+}

@@ -1,0 +1,232 @@
+/** One question and its answer, from the request to the reader's vote. */
+import { ApiError, sendFeedback, streamChat } from './api.js';
+import { h } from './dom.js';
+import { renderMarkdown } from './markdown.js';
+import { closestSections, quotesBlock, sourcesList } from './sources.js';
+
+/**
+ * @typedef {import('./page.js').Selection} Selection
+ * @typedef {import('./conversation.js').Scope} Scope
+ * @typedef {import('./sources.js').Source} Source
+ * @typedef {import('./sources.js').Quote} Quote
+ * @typedef {'streaming' | 'done' | 'error' | 'stopped'} Status
+ * @typedef {{ answer_kind: string, quotes?: Quote[], widen?: { scope: Scope, label: string } | null }} Done
+ * @typedef {object} TurnHooks
+ * @property {(turn: Turn) => void} retry
+ * @property {(turn: Turn, scope: Scope) => void} widen
+ * @property {(meta: Record<string, any>) => void} meta
+ * @property {() => void} update  The turn's DOM changed.
+ */
+
+const MAX_FEEDBACK_ANSWER = 32000;
+
+export class Turn {
+  /** @type {Status} */
+  status = 'streaming';
+  /** The answer's Markdown so far. */
+  markdown = '';
+  /** @type {Source[]} */
+  #sources = [];
+  /** @type {Record<string, any>} */
+  #meta = {};
+  /** The `done` event's answer_kind, once it came. */
+  #kind = '';
+  #frame = 0;
+  #controller = new AbortController();
+  #answer = h('div', { class: 'bw-md', 'data-bw': 'answer', 'aria-live': 'polite' });
+  #reply = h('div', { class: 'bw-reply' });
+  #apiUrl;
+  #hooks;
+
+  /**
+   * @param {string} apiUrl
+   * @param {Record<string, any>} request  The ChatBody sent.
+   * @param {Selection | undefined} selection  What the question is about, if anything.
+   * @param {TurnHooks} hooks
+   */
+  constructor(apiUrl, request, selection, hooks) {
+    this.#apiUrl = apiUrl;
+    this.#hooks = hooks;
+    this.request = request;
+    this.selection = selection;
+    const question = h(
+      'div',
+      { class: 'bw-question' },
+      selection && h('blockquote', { class: 'bw-quote' }, selection.text),
+      h('p', {}, request.question),
+    );
+    this.element = h('article', { class: 'bw-turn' }, question, this.#reply);
+  }
+
+  /** Send the question and render the answer as it streams; resolves with how it ended. */
+  async run() {
+    this.#start();
+    const { signal } = this.#controller;
+    try {
+      await streamChat(this.#apiUrl, this.request, {
+        signal,
+        onEvent: (name, data) => this.#receive(name, data),
+      });
+      if (this.status === 'streaming') this.#fail(new ApiError({ message: 'The answer was cut off.' }));
+    } catch (error) {
+      if (signal.aborted) {
+        this.#end('stopped', h('p', { class: 'bw-note', 'data-bw': 'stopped' }, 'Stopped.'));
+      } else {
+        this.#fail(
+          error instanceof ApiError ? error : new ApiError({ message: 'Could not reach the book.' }),
+        );
+      }
+    }
+    return this.status;
+  }
+
+  stop() {
+    this.#controller.abort();
+  }
+
+  #start() {
+    this.status = 'streaming';
+    this.markdown = '';
+    this.#sources = [];
+    this.#meta = {};
+    this.#controller = new AbortController();
+    this.#kind = '';
+    this.element.removeAttribute('data-kind');
+    this.#answer.replaceChildren();
+    this.#answer.setAttribute('aria-busy', 'true');
+    this.#reply.replaceChildren(this.#answer);
+    this.#hooks.update();
+  }
+
+  /**
+   * @param {string} name
+   * @param {any} data
+   */
+  #receive(name, data) {
+    if (name === 'meta') {
+      this.#meta = data;
+      this.#hooks.meta(data);
+    } else if (name === 'sources') {
+      this.#sources = data.sources;
+      if (this.#notCovered) this.#render();
+      else if (this.#sources.length) this.#answer.before(sourcesList(this.#sources));
+      this.#hooks.update();
+    } else if (name === 'token') {
+      this.markdown += data.text;
+      this.#frame ||= requestAnimationFrame(() => this.#render());
+    } else if (name === 'done') {
+      this.#finish(data);
+    } else if (name === 'error') {
+      this.#fail(new ApiError(data));
+    }
+  }
+
+  /** The book seems silent: the answer is a list of the closest sections, not prose. */
+  get #notCovered() {
+    return this.#meta.answer_mode === 'not_covered' || this.#kind === 'not_covered';
+  }
+
+  #render() {
+    cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    if (this.#notCovered) {
+      this.#reply.querySelector('[data-bw=sources]')?.remove();
+      this.#answer.replaceChildren(closestSections(this.#sources));
+    } else {
+      renderMarkdown(this.#answer, this.markdown, this.#sources);
+    }
+    this.#hooks.update();
+  }
+
+  /** @param {Done} done */
+  #finish({ answer_kind, quotes = [], widen }) {
+    this.#kind = this.element.dataset.kind = answer_kind;
+    const widenButton =
+      widen &&
+      h(
+        'button',
+        { class: 'bw-button', 'data-bw': 'widen', onclick: () => this.#hooks.widen(this, widen.scope) },
+        widen.label,
+      );
+    this.#end('done', quotes.length > 0 && quotesBlock(quotes, this.#sources), widenButton, this.#feedback());
+  }
+
+  /** @param {ApiError} error */
+  #fail(error) {
+    const retry =
+      error.retryable &&
+      h(
+        'button',
+        { class: 'bw-button', 'data-bw': 'retry', onclick: () => this.#hooks.retry(this) },
+        'Retry',
+      );
+    if (retry && error.retryAfterS > 0) {
+      retry.disabled = true;
+      setTimeout(() => (retry.disabled = false), error.retryAfterS * 1000);
+    }
+    const message = h(
+      'div',
+      { class: 'bw-error', 'data-bw': 'error', role: 'alert' },
+      h('p', {}, error.message),
+      retry,
+    );
+    this.#end('error', message);
+  }
+
+  /**
+   * Settle the turn, once: a late abort or the stream's end after `done` changes nothing.
+   *
+   * @param {Status} status
+   * @param {...(Node | false | null | undefined | '')} extras  What follows the answer.
+   */
+  #end(status, ...extras) {
+    if (this.status !== 'streaming') return;
+    this.status = status;
+    this.#render();
+    this.#answer.setAttribute('aria-busy', 'false');
+    for (const extra of extras) if (extra) this.#reply.append(extra);
+    this.#hooks.update();
+  }
+
+  #feedback() {
+    if (!this.#meta.request_id) return null;
+    const up = thumbButton('up', 'Yes, helpful', 'Yes');
+    const down = thumbButton('down', 'No, not helpful', 'No');
+    const status = h('span', { class: 'bw-thanks', role: 'status' });
+    const row = h('div', { class: 'bw-feedback' }, h('span', {}, 'Was this helpful?'), up, down, status);
+    row.addEventListener('click', async (event) => {
+      const button = /** @type {Element} */ (event.target).closest('button');
+      if (!button) return;
+      up.disabled = down.disabled = true;
+      try {
+        await this.#vote(button === up ? 'up' : 'down');
+        button.setAttribute('aria-pressed', 'true');
+        status.textContent = 'Thanks!';
+      } catch {
+        up.disabled = down.disabled = false;
+        status.textContent = 'Could not send your feedback.';
+      }
+    });
+    return row;
+  }
+
+  /** @param {'up' | 'down'} rating */
+  #vote(rating) {
+    return sendFeedback(this.#apiUrl, {
+      request_id: this.#meta.request_id,
+      rating,
+      question: this.request.question,
+      answer: this.markdown.slice(0, MAX_FEEDBACK_ANSWER),
+      sources: this.#sources.map(({ n, url, title, heading }) => ({ n, url, title, heading })),
+    });
+  }
+}
+
+/**
+ * @param {'up' | 'down'} rating
+ * @param {string} label  Its accessible name, which says what the answer is to.
+ * @param {string} text
+ */
+function thumbButton(rating, label, text) {
+  return h('button', { class: 'bw-thumb', 'data-bw': `thumb-${rating}`, 'aria-label': label }, text);
+}

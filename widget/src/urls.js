@@ -1,0 +1,64 @@
+/** Links out of the widget: which are allowed, and how to follow them like the site's own links. */
+
+const ANCHOR_WAIT_MS = 3000;
+const ANCHOR_POLL_MS = 100;
+
+/**
+ * The absolute URL of `href` when it stays on this site over http(s), else null. Resolving with
+ * URL first means tabs, newlines, case and relative tricks are judged as the browser would judge
+ * them; returning the absolute form means no `//host` path can turn into another origin later.
+ *
+ * @param {string} href
+ * @returns {string | null}
+ */
+export function sameSiteUrl(href) {
+  let url;
+  try {
+    url = new URL(href, location.href);
+  } catch {
+    return null;
+  }
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  return web && url.origin === location.origin ? url.href : null;
+}
+
+/**
+ * Follow a link of this site in this tab, as the site's own links do: the route changes through
+ * the History API, so a single-page app (Docusaurus listens to popstate) renders it without a
+ * reload; then the anchor is scrolled to once the new page has it.
+ *
+ * @param {string} href  A URL that `sameSiteUrl` accepted.
+ */
+export function navigate(href) {
+  const url = new URL(href);
+  // Selected-text sources carry a text fragment (`#anchor:~:text=…`), which is not part of the id.
+  const hash = url.hash.split(':~:')[0].replace(/^#$/, '');
+  const anchor = decodeHash(hash);
+  if (url.pathname === location.pathname && url.search === location.search) {
+    if (anchor) scrollToAnchor(anchor, 0);
+    return;
+  }
+  history.pushState({}, '', url.pathname + url.search + hash);
+  window.dispatchEvent(new PopStateEvent('popstate'));
+  // Not at once: the page being left may have the same id, and the new page renders later.
+  if (anchor) setTimeout(scrollToAnchor, ANCHOR_POLL_MS, anchor, Date.now() + ANCHOR_WAIT_MS);
+}
+
+/** @param {string} hash */
+function decodeHash(hash) {
+  try {
+    return decodeURIComponent(hash.slice(1));
+  } catch {
+    return hash.slice(1);
+  }
+}
+
+/**
+ * @param {string} id
+ * @param {number} deadline
+ */
+function scrollToAnchor(id, deadline) {
+  const target = document.getElementById(id);
+  if (target) target.scrollIntoView();
+  else if (Date.now() < deadline) setTimeout(scrollToAnchor, ANCHOR_POLL_MS, id, deadline);
+}

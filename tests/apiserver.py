@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 
 from bookwise.api.app import create_app
-from bookwise.index.build import run_ingest
+from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
+from bookwise.ingest.manifest import BuiltDoc, DocKey
 from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 from servers import serve_in_thread
@@ -40,28 +41,41 @@ BOOK = {
 B_WORDS = ("quokka", "peppermint", "rottnest", "burrow", "sunrise")
 
 
-def build_book(root: Path, **overrides: Any) -> Settings:
+def hash_settings(data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test API over an index built with the deterministic hash embedder."""
     values: dict[str, Any] = {
-        "data_dir": root / "data",
+        "data_dir": data_dir,
         "embedding_provider": "hash",
-        "chunk_max_tokens": 60,
-        "chunk_overlap_tokens": 12,
         "index_refresh_s": 0.0,
         "sufficiency_threshold": 0.0,  # the hash embedder is not calibrated: every question is answerable
         "rate_limit_per_minute": 10_000,
         "max_streams_per_client": 50,
     }
-    settings = Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+
+
+def ingest_hashed(
+    settings: Settings, site_dir: Path, built: dict[DocKey, BuiltDoc] | None = None
+) -> IngestReport:
+    store = open_store(settings)
+    try:
+        return run_ingest(
+            settings, read_site_config(site_dir), embedder=HashEmbedder(), store=store, built=built
+        )
+    finally:
+        store.close()
+
+
+def build_book(root: Path, **overrides: Any) -> Settings:
+    settings = hash_settings(
+        root / "data", **({"chunk_max_tokens": 60, "chunk_overlap_tokens": 12} | overrides)
+    )
     site = root / "site"
     for relative, content in BOOK.items():
         path = site / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
-    store = open_store(settings)
-    try:
-        run_ingest(settings, read_site_config(site), embedder=HashEmbedder(), store=store)
-    finally:
-        store.close()
+    ingest_hashed(settings, site)
     return settings
 
 

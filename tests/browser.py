@@ -10,9 +10,14 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+HOST = "#bookwise-widget"
 
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root
@@ -45,3 +50,28 @@ def launched_chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def visit(page: Page, url: str) -> None:
+    """Open a page and wait for the widget to mount."""
+    page.goto(url)
+    page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
+
+
+def part(page: Page, name: str) -> Locator:
+    """An element of the widget by its `data-bw` hook (Playwright's CSS pierces the shadow root)."""
+    return page.locator(f'{HOST} [data-bw="{name}"]')
+
+
+def wait_state(page: Page, state: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator(HOST)).to_have_attribute("data-state", state)
+
+
+def shadow_focus(page: Page) -> str | None:
+    """The `data-bw` hook of the element focused inside the widget."""
+    focused: str | None = page.evaluate(
+        "() => document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw"
+    )
+    return focused

@@ -47,7 +47,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -285,6 +285,17 @@ def parse_built_page(html: str) -> BuiltPage | None:
         heading_ids=tuple(parser.heading_ids),
         doc_id=doc_id,
     )
+
+
+def unresolved(urls: Iterable[str], pages: dict[str, BuiltPage]) -> list[str]:
+    """The ``page#anchor`` URLs that name no built page, or no element of that page."""
+    broken = []
+    for url in urls:
+        page_url, _, anchor = url.partition("#")
+        page = pages.get(page_url)
+        if page is None or (anchor and anchor not in page.element_ids):
+            broken.append(url)
+    return broken
 
 
 def read_built_pages(build_dir: Path) -> dict[str, BuiltPage]:

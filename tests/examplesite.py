@@ -11,11 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bookwise.index.build import IngestReport, run_ingest
-from bookwise.index.embedders import HashEmbedder
-from bookwise.index.factory import open_store
+from apiserver import hash_settings, ingest_hashed
+from bookwise.index.build import IngestReport
 from bookwise.ingest.manifest import load_manifests
-from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 from docusite import build_fixture_site
 
@@ -33,23 +31,7 @@ def read_manifest(build_dir: Path) -> dict[str, Any]:
 
 
 def index_example(data_dir: Path, build_dir: Path, **overrides: Any) -> tuple[Settings, IngestReport]:
-    values: dict[str, Any] = {
-        "data_dir": data_dir,
-        "embedding_provider": "hash",
-        "index_refresh_s": 0.0,
-        "sufficiency_threshold": 0.0,  # the hash embedder is not calibrated
-        "rate_limit_per_minute": 10_000,
-    }
-    settings = Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
-    store = open_store(settings)
-    try:
-        report = run_ingest(
-            settings,
-            read_site_config(EXAMPLE_SITE),
-            embedder=HashEmbedder(),
-            store=store,
-            built=load_manifests([build_dir / MANIFEST_NAME]),
-        )
-    finally:
-        store.close()
+    """The example indexed with the hash embedder, checked against (and corrected by) its manifest."""
+    settings = hash_settings(data_dir, **overrides)
+    report = ingest_hashed(settings, EXAMPLE_SITE, built=load_manifests([build_dir / MANIFEST_NAME]))
     return settings, report

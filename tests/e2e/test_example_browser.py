@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from apiserver import running_api
+from browser import part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
 
@@ -38,7 +39,6 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM
         site_dir=build_dir,
         llm_base_url=llm_server[1],
         llm_api_key="test",
-        max_streams_per_client=50,
     )
     with running_api(settings) as url:
         yield url
@@ -53,10 +53,6 @@ def page(browser: Any) -> Iterator[Any]:
     yield page
     context.close()
     assert errors == []
-
-
-def widget(page: Any, hook: str) -> Any:
-    return page.locator(f"#bookwise-widget [data-bw={hook}]")
 
 
 def record_render_order(page: Any) -> None:
@@ -76,30 +72,19 @@ def record_render_order(page: Any) -> None:
     )
 
 
-def wait_done(page: Any) -> None:
-    page.wait_for_function(
-        "() => ['done', 'error'].includes(document.getElementById('bookwise-widget')?.dataset.state)"
-    )
-    assert page.evaluate("document.getElementById('bookwise-widget').dataset.state") == "done"
-
-
 def test_ask_stream_and_follow_a_citation_to_its_heading(site_url: str, page: Any, fake: FakeLLM) -> None:
     fake.tokens = ANSWER
     fake.delay_s = 0.05
-    page.goto(f"{site_url}/docs/intro")
-    page.wait_for_selector("#bookwise-widget", state="attached")
+    visit(page, f"{site_url}/docs/intro")
     page.keyboard.press("Control+i")
-    assert widget(page, "panel").is_visible()
-    assert (
-        page.evaluate("document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw")
-        == "input"
-    )
+    assert part(page, "panel").is_visible()
+    assert shadow_focus(page) == "input"
     record_render_order(page)
-    widget(page, "input").fill("How does a differential drive robot turn?")
+    part(page, "input").fill("How does a differential drive robot turn?")
     page.keyboard.press("Enter")
-    wait_done(page)
+    wait_state(page, "done")
     assert page.evaluate("window.__order") == ["sources", "answer"]
-    answer = widget(page, "answer").last
+    answer = part(page, "answer").last
     assert "turns by running its wheels at different speeds" in answer.inner_text()
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "light.png"), animations="disabled")
@@ -144,24 +129,23 @@ def select_paragraph_after(page: Any, heading_id: str) -> str:
 def test_highlight_a_passage_and_ask_about_it(site_url: str, page: Any, fake: FakeLLM) -> None:
     fake.tokens = ["This passage says the wheels ", "set the turn [1]."]
     fake.delay_s = 0.0
-    page.goto(f"{site_url}/docs/foundations/differential-drive")
-    page.wait_for_selector("#bookwise-widget", state="attached")
+    visit(page, f"{site_url}/docs/foundations/differential-drive")
     heading_id = page.evaluate("document.querySelector('.theme-doc-markdown h2[id]').id")
     selected = select_paragraph_after(page, heading_id)
     assert selected.strip()
     requests: list[dict[str, Any]] = []
     page.on("request", lambda r: requests.append(r.post_data_json) if r.url.endswith("/api/chat") else None)
-    widget(page, "popover").click()
-    assert widget(page, "selection-chip").is_visible()
-    widget(page, "input").fill("What does this mean?")
+    part(page, "popover").click()
+    assert part(page, "selection-chip").is_visible()
+    part(page, "input").fill("What does this mean?")
     page.keyboard.press("Enter")
-    wait_done(page)
+    wait_state(page, "done")
     [body] = requests
     assert body["mode"] == "selected_text"
     assert body["selected_text"] == selected.strip()
     assert body["page"]["url"] == "/docs/foundations/differential-drive"
     assert body["page"]["heading_id"] == heading_id
-    href = urlsplit(widget(page, "answer").last.locator("[data-bw=cite]").first.get_attribute("href"))
+    href = urlsplit(part(page, "answer").last.locator("[data-bw=cite]").first.get_attribute("href"))
     assert href.path == "/docs/foundations/differential-drive"
     assert href.fragment.startswith(f"{heading_id}:~:text=")
     assert selected.strip()[:40] in fake.last_request["messages"][-1]["content"]
@@ -176,14 +160,13 @@ def test_dark_theme_and_phone_screenshots(site_url: str, browser: Any, fake: Fak
     ):
         context = browser.new_context(viewport=viewport, color_scheme="dark" if name == "dark" else "light")
         page = context.new_page()
-        page.goto(f"{site_url}/docs/foundations/differential-drive")
+        visit(page, f"{site_url}/docs/foundations/differential-drive")
         if name == "dark":
             page.evaluate("document.documentElement.setAttribute('data-theme', 'dark')")
-        page.wait_for_selector("#bookwise-widget", state="attached")
-        widget(page, "launcher").click()
-        widget(page, "input").fill("How does a differential drive robot turn?")
+        part(page, "launcher").click()
+        part(page, "input").fill("How does a differential drive robot turn?")
         page.keyboard.press("Enter")
-        wait_done(page)
+        wait_state(page, "done")
         if name == "dark":
             assert page.evaluate("document.getElementById('bookwise-widget').dataset.theme") == "dark"
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), animations="disabled")

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import expect
-from widgethost import host_page, part, serve_site, visit
+from widgethost import host_page, serve_site
 
 from apiserver import build_book, running_api
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from bookwise.settings import Settings
+from browser import HOST, part, shadow_focus, visit, wait_state
 from fakellm import FakeLLM
 from servers import closed_port_url
 
@@ -32,7 +33,6 @@ THEMED = """<style>
 :root { --ifm-color-primary: rgb(10, 20, 30); }
 html[data-theme="dark"] { --ifm-color-primary: rgb(30, 40, 50); }
 </style>"""
-HOST = "#bookwise-widget"
 
 
 @dataclass
@@ -94,20 +94,10 @@ def ask(page: Page, question: str) -> None:
     part(page, "input").press("Enter")
 
 
-def wait_state(page: Page, state: str) -> None:
-    expect(page.locator(HOST)).to_have_attribute("data-state", state)
-
-
 def route_to(page: Page, path: str) -> None:
     """Change the route as a single-page app does: pushState, then popstate."""
     page.evaluate(
         "path => { history.pushState({}, '', path); dispatchEvent(new PopStateEvent('popstate')) }", path
-    )
-
-
-def shadow_focus(page: Page) -> str | None:
-    return page.evaluate(
-        "() => document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw"
     )
 
 

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import expect
-from widgethost import Trap, host_page, part, serve_site, serving, visit
+from widgethost import Trap, host_page, serve_site, serving
 from xss_payloads import PAYLOADS
 
 from apiserver import build_book, running_api
+from browser import part, visit
 from fakellm import FakeLLM
 
 if TYPE_CHECKING:

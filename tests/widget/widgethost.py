@@ -14,10 +14,7 @@ from contextlib import contextmanager
 from functools import partial
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Locator, Page
+from typing import Any
 
 
 class _SiteHandler(SimpleHTTPRequestHandler):
@@ -98,14 +95,3 @@ def host_page(title: str, api_url: str, *, script_attributes: str = "", body: st
 </body>
 </html>
 """
-
-
-def visit(page: Page, url: str) -> None:
-    """Open a host page and wait for the widget to mount."""
-    page.goto(url)
-    page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
-
-
-def part(page: Page, name: str) -> Locator:
-    """An element of the widget by its `data-bw` hook (Playwright's CSS pierces the shadow root)."""
-    return page.locator(f'#bookwise-widget [data-bw="{name}"]')

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +37,6 @@ class Mismatch:
     ours: str
     build: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {"doc_path": self.doc_path, "kind": self.kind, "ours": self.ours, "build": self.build}
-
 
 @dataclass
 class ManifestCheck:
@@ -51,14 +48,7 @@ class ManifestCheck:
     mismatches: list[Mismatch] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "docs": self.docs,
-            "docs_agreeing": self.docs_agreeing,
-            "headings": self.headings,
-            "headings_agreeing": self.headings_agreeing,
-            "corrected": self.corrected,
-            "mismatches": [m.to_dict() for m in self.mismatches],
-        }
+        return asdict(self)  # mismatches included, field by field
 
 
 def load_manifests(paths: list[Path]) -> dict[DocKey, BuiltDoc]:

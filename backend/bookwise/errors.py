@@ -10,7 +10,7 @@
   - EmbeddingError              the embedder failed (network, model)
   - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
   - GenerationError             the language model failed
-    - LLMUnavailableError · LLMTimeoutError
+    - LLMUnavailableError · LLMTimeoutError · LLMStreamError · LLMContentFilterError · LLMNoAnswerError
   - RequestRejected             the API refuses a request before doing any work
     - InvalidRequestError · PayloadTooLargeError · UnsupportedMediaTypeError · OriginNotAllowedError
     - RateLimitedError · TooManyStreamsError · ServerBusyError · NotFoundError
@@ -129,6 +129,26 @@ class LLMUnavailableError(GenerationError):
 
 class LLMTimeoutError(GenerationError):
     code = "llm_timeout"
+
+
+class LLMStreamError(GenerationError):
+    """The provider reported an error inside an answer's stream (OpenRouter's mid-stream error object)."""
+
+    code = "llm_stream_error"
+
+
+class LLMContentFilterError(GenerationError):
+    """The provider's content filter refused the question or stopped the answer (Azure OpenAI)."""
+
+    code = "llm_content_filter"
+    retryable = False  # the same question would be filtered again
+
+
+class LLMNoAnswerError(GenerationError):
+    """The model used its whole length limit before writing any answer (a reasoning model thinking long)."""
+
+    code = "llm_no_answer"
+    retryable = False
 
 
 class RequestRejected(BookwiseError):

@@ -140,6 +140,20 @@ class Settings(BaseSettings):
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
     llm_temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature of answers.")
     llm_max_tokens: int = Field(800, ge=16, description="Longest answer, in model tokens.")
+    llm_max_tokens_param: Literal["max_tokens", "max_completion_tokens", "none"] = Field(
+        "max_tokens",
+        description="How the length limit is sent: `max_tokens`, `max_completion_tokens` (OpenAI's reasoning "
+        "models accept only this one) or `none` (not sent).",
+    )
+    llm_send_temperature: bool = Field(
+        True, description="Send `temperature`; turn off for models that reject it (OpenAI o-series, GPT-5)."
+    )
+    llm_reasoning_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="Longest a reasoning model may think (reasoning deltas, a `<think>` block) before its "
+        "first answer token; reasoning deltas count as signs of life for the other timeouts.",
+    )
     llm_connect_timeout_s: float = Field(3.0, gt=0, description="Connecting to the chat API.")
     llm_first_token_timeout_s: float = Field(
         15.0, gt=0, description="Longest wait for the first token of an answer (per attempt)."

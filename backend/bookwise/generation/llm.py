@@ -2,8 +2,16 @@
 
 * A failed call is retried only before its first token: after that, a retry would repeat text the
   reader has already seen (and bill it twice). A 429's ``Retry-After`` is honoured up to a cap.
-* Four limits: connecting, the first token (a deadline per attempt), the silence between tokens
-  (the HTTP read timeout) and the whole answer (checked on every chunk and before each attempt).
+* Five limits: connecting, the first sign of life (a deadline per attempt), the reasoning phase of a
+  reasoning model (from its first reasoning delta to its first answer token), the silence between
+  chunks (the HTTP read timeout; reasoning deltas count as chunks) and the whole answer (checked on
+  every chunk and before each attempt).
+* Providers speak dialects of the same stream (tested against their documented shapes in
+  ``tests/providers.py``): chunks without ``choices`` (usage, Azure's filter annotations), choices
+  without ``delta``, usage in Groq's ``x_groq``, reasoning in ``reasoning_content``/``reasoning``
+  fields or in ``<think>``/``<thought>`` blocks at the start of ``content``, an error object inside
+  a 200 stream (OpenRouter), ``finish_reason: content_filter`` (Azure). Readers only ever get the
+  answer text.
 * Closing the stream (the reader went away, a timeout) closes the upstream HTTP response, shielded
   from cancellation, so the model stops generating at once.
 """
@@ -20,14 +28,39 @@ import anyio
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from bookwise.errors import GenerationError, LLMTimeoutError, LLMUnavailableError
+from bookwise.errors import (
+    GenerationError,
+    LLMContentFilterError,
+    LLMNoAnswerError,
+    LLMStreamError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
 from bookwise.settings import Settings
 
 Message = dict[str, str]
 
+# Where reasoning models put their thinking: DeepSeek, vLLM and llama.cpp say `reasoning_content`;
+# Ollama, OpenRouter, Groq and newer vLLM say `reasoning` (OpenRouter adds `reasoning_details`).
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+# Reasoning written into the answer text itself: Ollama/llama.cpp/vLLM without a reasoning parser
+# (`<think>`), Gemini's OpenAI endpoint with `include_thoughts` (`<thought>`).
+_THINK_TAGS = (("<think>", "</think>"), ("<thought>", "</thought>"))
+_CONTENT_FILTERED = "the AI provider's content filter blocked this answer; try asking in other words"
+
 
 class _MalformedStream(Exception):
     """The stream broke before its first token (bad JSON): worth a retry like a dropped connection."""
+
+
+class _ProviderError(Exception):
+    """An error object the provider sent inside a 200 stream (`{"error": {"code", "message"}}`)."""
+
+    def __init__(self, body: object) -> None:
+        super().__init__("error object in the stream")
+        code = _field(body, "code")
+        # OpenRouter repeats the HTTP status as the code: a client error will not go away on retry.
+        self.retryable = not (isinstance(code, int) and 400 <= code < 500 and code not in (408, 429))
 
 
 _RETRYABLE = (
@@ -36,7 +69,9 @@ _RETRYABLE = (
     openai.InternalServerError,
     TimeoutError,
     _MalformedStream,
+    _ProviderError,
 )
+_STREAM_ERRORS = (openai.OpenAIError, _MalformedStream, _ProviderError)
 
 
 @dataclass
@@ -49,11 +84,134 @@ class Completion:
     first_token_s: float | None = None  # since the call started, retries included
 
 
+class ThinkFilter:
+    """Drops the reasoning blocks (`<think>…</think>`, `<thought>…</thought>`) that open an answer.
+
+    Tags may be split across deltas anywhere (`<thi` + `nk>`), so text that could still be the start of
+    a tag is held back until it cannot be. Only blocks at the start count (after whitespace or another
+    block): later, `<think>` is answer text (a book about HTML may well mention it).
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._closing: str | None = None  # inside a block: the tag that ends it
+        self._opening = True  # no answer text yet: a block may still start
+        self._after_block = False
+        self.reasoning = False  # a block was seen
+
+    def feed(self, text: str) -> str:
+        self._held += text
+        shown: list[str] = []
+        while self._held:
+            if self._closing is not None:
+                if not self._skip_reasoning():
+                    break
+            elif not self._opening:
+                shown.append(self._held)
+                self._held = ""
+            elif not self._open_block():
+                if self._may_open():
+                    break
+                self._opening = False
+                if self._after_block:  # the blank lines between a block and the answer
+                    self._held = self._held.lstrip()
+        return "".join(shown)
+
+    def flush(self) -> str:
+        """What is still held when the stream ends: an unfinished block is dropped, a tag prefix shown."""
+        held, self._held = self._held, ""
+        if self._closing is not None:
+            return ""
+        return held.lstrip() if self._opening and self._after_block else held
+
+    def _skip_reasoning(self) -> bool:
+        assert self._closing is not None
+        end = self._held.find(self._closing)
+        if end < 0:  # keep only what may be the start of the closing tag
+            self._held = self._held[-(len(self._closing) - 1) :]
+            return False
+        self._held = self._held[end + len(self._closing) :]
+        self._closing, self._opening, self._after_block = None, True, True
+        return True
+
+    def _open_block(self) -> bool:
+        stripped = self._held.lstrip()
+        for opening, closing in _THINK_TAGS:
+            if stripped.startswith(opening):
+                self._held = stripped[len(opening) :]
+                self._closing, self.reasoning = closing, True
+                return True
+        return False
+
+    def _may_open(self) -> bool:
+        stripped = self._held.lstrip()
+        return not stripped or any(opening.startswith(stripped) for opening, _ in _THINK_TAGS)
+
+
+def without_reasoning(text: str) -> str:
+    """A whole (non-streamed) answer without its opening reasoning block."""
+    think = ThinkFilter()
+    return (think.feed(text) + think.flush()).strip()
+
+
+class _Reader:
+    """One attempt's chunks → answer text, whatever the provider's dialect. Records usage and finish."""
+
+    def __init__(self, completion: Completion) -> None:
+        self.completion = completion
+        self.think = ThinkFilter()
+        self.reasoning = False  # the model is (or was) reasoning: a sign of life, not an answer
+
+    def feed(self, chunk: Any) -> str:
+        _record_usage(chunk, self.completion)
+        choices = getattr(chunk, "choices", None)
+        if not choices:  # usage chunks, Azure's prompt filter results
+            return ""
+        choice = choices[0]
+        delta = getattr(choice, "delta", None)  # Azure's content-filter annotations have none
+        text = ""
+        if delta is not None:
+            if any(getattr(delta, name, None) for name in _REASONING_FIELDS):
+                self.reasoning = True
+            content = getattr(delta, "content", None)
+            if isinstance(content, str) and content:
+                text = self.think.feed(content)
+                self.reasoning = self.reasoning or self.think.reasoning
+        finish = getattr(choice, "finish_reason", None)
+        if finish:
+            self.completion.finish_reason = str(finish)
+            if finish == "content_filter":
+                raise LLMContentFilterError(_CONTENT_FILTERED)
+            if finish == "error":  # OpenRouter's mid-stream error, should the SDK not have raised it
+                raise _ProviderError(getattr(chunk, "error", None))
+        return text
+
+    def finish(self) -> str:
+        return self.think.flush()
+
+
 @dataclass
 class _Attempt:
     stream: Any = None
     chunks: Any = None
+    reader: _Reader | None = None
     pending: list[str] = field(default_factory=list)
+
+
+def _field(value: object, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _record_usage(chunk: Any, completion: Completion) -> None:
+    # Groq reports usage in its own `x_groq` object; most chunks carry none (`usage: null`).
+    usage = getattr(chunk, "usage", None) or _field(getattr(chunk, "x_groq", None), "usage")
+    if not usage:
+        return
+    counts = {name: int(_field(usage, name) or 0) for name in ("prompt_tokens", "completion_tokens")}
+    if not any(counts.values()):  # an empty `usage: {}`, as some gateways send on every chunk
+        return
+    total = int(_field(usage, "total_tokens") or 0)
+    completion.usage = {**counts, "total_tokens": total or sum(counts.values())}
 
 
 def _retry_wait(error: BaseException, attempt: int, cap: float) -> float:
@@ -68,9 +226,21 @@ def _retry_wait(error: BaseException, attempt: int, cap: float) -> float:
     return min(cap, backoff)
 
 
-def _failure(error: BaseException) -> GenerationError:
+def _worth_retrying(error: BaseException) -> bool:
+    return not isinstance(error, _ProviderError) or error.retryable
+
+
+def _failure(error: BaseException, *, mid_answer: bool = False) -> GenerationError:
     if isinstance(error, TimeoutError | openai.APITimeoutError):
+        if mid_answer:
+            return LLMTimeoutError("the language model stopped answering mid-way")
         return LLMTimeoutError("the language model did not answer in time")
+    if isinstance(error, _ProviderError):
+        failure: GenerationError = LLMStreamError("the language model failed while answering")
+        failure.retryable = error.retryable
+        return failure
+    if isinstance(error, openai.BadRequestError) and error.code == "content_filter":
+        return LLMContentFilterError(_CONTENT_FILTERED)  # Azure refuses a filtered prompt with a 400
     if isinstance(error, openai.APIStatusError):
         failure = LLMUnavailableError(f"the language model refused the request (HTTP {error.status_code})")
         failure.retryable = isinstance(error, openai.RateLimitError | openai.InternalServerError)
@@ -78,6 +248,18 @@ def _failure(error: BaseException) -> GenerationError:
     if isinstance(error, _MalformedStream):
         return LLMUnavailableError("the language model sent a malformed stream")
     return LLMUnavailableError("the language model is unavailable")
+
+
+async def _next_chunk(chunks: Any) -> Any:
+    """The next chunk. Raises StopAsyncIteration at the end, or one of `_STREAM_ERRORS`."""
+    try:
+        return await chunks.__anext__()
+    except (openai.APIStatusError, openai.APIConnectionError):
+        raise
+    except openai.APIError as error:  # the SDK raises this for an `error` object in the stream
+        raise _ProviderError(error.body) from error
+    except ValueError as error:  # a chunk that is not JSON
+        raise _MalformedStream(str(error)) from error
 
 
 class LLMClient:
@@ -108,13 +290,13 @@ class LLMClient:
                 response = await self._client.chat.completions.create(
                     model=self.model,
                     messages=_params(messages),
-                    temperature=0,
-                    max_tokens=max_tokens,
                     stream=False,
+                    **self._sampling(temperature=0.0, max_tokens=max_tokens),
                 )
         except (openai.OpenAIError, TimeoutError) as error:
             raise _failure(error) from error
-        return (response.choices[0].message.content or "").strip() if response.choices else ""
+        choices = getattr(response, "choices", None)
+        return without_reasoning(str(choices[0].message.content or "")) if choices else ""
 
     async def stream(self, messages: Sequence[Message], completion: Completion) -> AsyncIterator[str]:
         """Text deltas of the answer. Raises GenerationError; never hangs past the configured limits."""
@@ -126,15 +308,12 @@ class LLMClient:
             while True:
                 completion.attempts += 1
                 try:
-                    first_wait = min(settings.llm_first_token_timeout_s, deadline - time.monotonic())
-                    with anyio.fail_after(max(first_wait, 0.0)):
-                        attempt.stream = await self._open(messages)
-                        attempt.chunks = attempt.stream.__aiter__()
-                        attempt.pending = await self._first_text(attempt.chunks, completion)
+                    await self._start(messages, attempt, completion, deadline)
                     break
                 except _RETRYABLE as error:
                     await _close(attempt)
-                    if completion.attempts > settings.llm_max_retries or time.monotonic() >= deadline:
+                    out_of_tries = completion.attempts > settings.llm_max_retries
+                    if out_of_tries or not _worth_retrying(error) or time.monotonic() >= deadline:
                         raise _failure(error) from error
                     await anyio.sleep(_retry_wait(error, completion.attempts, settings.llm_retry_max_wait_s))
                 except openai.OpenAIError as error:
@@ -142,70 +321,90 @@ class LLMClient:
             completion.first_token_s = time.monotonic() - started
             for text in attempt.pending:
                 yield text
+            reader = attempt.reader
+            assert reader is not None
             # Past the first token, a silence is caught by the client's read timeout (the idle limit):
             # no cancel scope per token, which would cost more than the token itself under load.
             while True:
                 try:
-                    chunk = await attempt.chunks.__anext__()
+                    text = reader.feed(await _next_chunk(attempt.chunks))
                 except StopAsyncIteration:
-                    return
-                except openai.APITimeoutError as error:
-                    raise LLMTimeoutError("the language model stopped answering mid-way") from error
-                except openai.OpenAIError as error:
-                    raise _failure(error) from error
-                except ValueError as error:  # a malformed chunk
-                    raise LLMUnavailableError("the language model sent a malformed stream") from error
+                    break
+                except _STREAM_ERRORS as error:
+                    raise _failure(error, mid_answer=True) from error
                 if time.monotonic() > deadline:
                     raise LLMTimeoutError("the answer took longer than the total time limit")
-                text = _take(chunk, completion)
                 if text:
                     yield text
+            tail = reader.finish()
+            if tail:
+                yield tail
         finally:
             await _close(attempt)
+
+    async def _start(
+        self, messages: Sequence[Message], attempt: _Attempt, completion: Completion, deadline: float
+    ) -> None:
+        """Open the stream and read to the first answer text (or the end): all of it may be retried.
+
+        The first-token deadline waits for any sign of life, reasoning included; the first reasoning
+        delta replaces it with the reasoning deadline. Both are capped by the whole answer's deadline.
+        """
+        settings = self.settings
+        reader = attempt.reader = _Reader(completion)
+        attempt.pending = []
+        reasoning_deadline: float | None = None
+        first_deadline = min(time.monotonic() + settings.llm_first_token_timeout_s, deadline)
+        with anyio.CancelScope(deadline=first_deadline) as scope:
+            attempt.stream = await self._open(messages)
+            attempt.chunks = attempt.stream.__aiter__()
+            while True:
+                try:
+                    text = reader.feed(await _next_chunk(attempt.chunks))
+                except StopAsyncIteration:
+                    text = reader.finish()
+                    if not text and completion.finish_reason == "length":
+                        raise LLMNoAnswerError(
+                            "the language model reached its length limit before writing an answer"
+                        ) from None
+                    attempt.pending = [text] if text else []
+                    return
+                if text:
+                    attempt.pending = [text]
+                    return
+                if reader.reasoning and reasoning_deadline is None:
+                    reasoning_deadline = min(time.monotonic() + settings.llm_reasoning_timeout_s, deadline)
+                    scope.deadline = reasoning_deadline
+        # Only reached when a deadline cancelled the reads.
+        if reasoning_deadline is not None and reasoning_deadline < deadline:
+            # Not retried: the same question would make the model think as long again.
+            raise LLMTimeoutError("the language model reasoned for longer than its time limit")
+        raise TimeoutError
 
     async def _open(self, messages: Sequence[Message]) -> Any:
         return await self._client.chat.completions.create(
             model=self.model,
             messages=_params(messages),
-            temperature=self.settings.llm_temperature,
-            max_tokens=self.settings.llm_max_tokens,
             stream=True,
             stream_options={"include_usage": True},
+            **self._sampling(
+                temperature=self.settings.llm_temperature, max_tokens=self.settings.llm_max_tokens
+            ),
         )
 
-    @staticmethod
-    async def _first_text(chunks: Any, completion: Completion) -> list[str]:
-        """Read until the first text (or the end): everything before it may still be retried."""
-        while True:
-            try:
-                chunk = await chunks.__anext__()
-            except StopAsyncIteration:
-                return []
-            except ValueError as error:
-                raise _MalformedStream(str(error)) from error
-            text = _take(chunk, completion)
-            if text:
-                return [text]
+    def _sampling(self, *, temperature: float, max_tokens: int) -> dict[str, Any]:
+        """Temperature and length limit, as the configured model accepts them (reasoning models refuse
+        `temperature`, and OpenAI's refuse `max_tokens` for `max_completion_tokens`)."""
+        params: dict[str, Any] = {}
+        if self.settings.llm_send_temperature:
+            params["temperature"] = temperature
+        if self.settings.llm_max_tokens_param != "none":
+            params[self.settings.llm_max_tokens_param] = max_tokens
+        return params
 
 
 def _params(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
     return cast("list[ChatCompletionMessageParam]", list(messages))
-
-
-def _take(chunk: Any, completion: Completion) -> str:
-    if getattr(chunk, "usage", None) is not None:
-        usage = chunk.usage
-        completion.usage = {
-            "prompt_tokens": int(usage.prompt_tokens or 0),
-            "completion_tokens": int(usage.completion_tokens or 0),
-            "total_tokens": int(usage.total_tokens or 0),
-        }
-    if not chunk.choices:
-        return ""
-    choice = chunk.choices[0]
-    if choice.finish_reason:
-        completion.finish_reason = choice.finish_reason
-    return str(choice.delta.content or "") if choice.delta is not None else ""
 
 
 async def _close(attempt: _Attempt) -> None:

@@ -66,7 +66,10 @@ def test_normal_extractive_answer_streams_meta_sources_tokens_done(extractive_ur
     assert sources["sufficient_context"] is True
     assert sources["sources"][0]["url"] == "/docs/care/feeding#morning-feed"
     assert stream.answer.startswith(EXTRACTIVE_LABEL)
-    assert "> Quokkas eat leaves of the peppermint shrub every morning. [1]" in stream.answer
+    assert (
+        "> Quokkas eat leaves of the peppermint shrub every morning. Offer fresh peppermint leaves and "
+        "clean water before sunrise. [1]"
+    ) in stream.answer
     assert done["answer_kind"] == "extractive" and 1 in done["citations"]
     assert done["quotes"] == []  # every quoted sentence is already in the answer
     assert done["usage"] is None
@@ -167,10 +170,15 @@ def test_selection_that_cannot_answer_offers_to_widen_then_the_section_answers(e
     assert widened.first("sources")["sources"][0]["url"] == "/docs/care/feeding#morning-feed"
     assert "peppermint shrub" in widened.answer
 
+    # Widened to the book, the reader's question is searched, not the selection.
     book = chat(extractive_url, {**body, "question": "What else do they eat?", "scope": "book"})
     assert_well_formed(book)
-    assert book.first("meta")["query"] == f"What else do they eat? {SELECTION}"
-    assert book.first("meta")["query_method"] == "selection" and len(book.first("sources")["sources"]) > 1
+    assert book.first("meta")["query"] == "What else do they eat?"
+    assert book.first("meta")["query_method"] == "as_asked" and book.first("sources")["sources"]
+    # A question that names no topic of its own borrows it from the selection.
+    explain = chat(extractive_url, {**body, "question": "What does this mean?", "scope": "book"})
+    assert explain.first("meta")["query"] == f"What does this mean? {SELECTION}"
+    assert explain.first("meta")["query_method"] == "selection"
 
 
 def test_follow_up_is_rewritten_with_the_llm_and_meta_reports_the_searched_query(
@@ -198,7 +206,7 @@ def test_follow_up_without_llm_uses_the_previous_question(extractive_url: str) -
     stream = chat(extractive_url, {"question": "and why not bread?", "history": history})
     meta = stream.first("meta")
     assert meta["query_method"] == "fallback"
-    assert meta["query"] == "and why not bread? What do quokkas eat in the evening?"
+    assert meta["query"] == "and why not bread? quokkas eat evening"  # the previous question's topic
     standalone = chat(extractive_url, {"question": "Where do quokkas sleep at night?", "history": history})
     assert standalone.first("meta")["query_rewritten"] is False
 

@@ -75,13 +75,13 @@ def test_ask_streams_an_answer_with_sources_in_the_terminal(tmp_path: Path) -> N
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "> Quokkas eat leaves of the peppermint shrub every morning. [1]" in result.stdout
+    assert "> Quokkas eat leaves of the peppermint shrub every morning. Offer fresh" in result.stdout
     assert "*[1] Feeding quokkas › Morning feed  /docs/care/feeding#morning-feed" in result.stdout
 
 
 def test_ask_with_a_fake_llm_and_a_selection_prints_json_events(tmp_path: Path) -> None:
     with running_fake_llm() as (fake, llm_url):
-        fake.tokens = ["Before", " sunrise."]
+        fake.tokens = ["Before", " sunrise [1]."]
         result = subprocess.run(
             [*BOOKWISE, "ask", "When?", "--selected-text", "Offer clean water before sunrise.", "--json"],
             env=env_for(tmp_path, BOOKWISE_LLM_BASE_URL=llm_url),

@@ -1,4 +1,4 @@
-"""Extractive answers: the book's best-matching sentences, quoted verbatim with their citations."""
+"""Extractive answers: the book's own passages, best first, quoted whole with their citations."""
 
 from __future__ import annotations
 
@@ -6,51 +6,57 @@ from bookwise.generation.citations import cited_numbers
 from bookwise.generation.extractive import (
     EXTRACTIVE_LABEL,
     NOT_COVERED,
-    best_passages,
-    extractive_answer,
-    quotable_sentences,
+    Quoted,
+    choose,
+    cite,
+    passage_answer,
+    selection_answer,
 )
+from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.passages import Passage
 from conftest import SectionFactory
 
 
-def test_the_sentences_sharing_the_rarest_question_words_are_quoted(section: SectionFactory) -> None:
-    sources = [
-        section("Store", "The store holds the whole state tree. It is created once per app.", 1),
-        section(
-            "Reducers", "A reducer must never mutate the state it receives. Reducers are pure functions.", 2
-        ),
-    ]
-    passages = best_passages("Why must a reducer never mutate state?", sources, limit=1)
-    assert (
-        passages[0].text == "A reducer must never mutate the state it receives." and passages[0].source == 2
-    )
-    answer = extractive_answer("Why must a reducer never mutate state?", sources, sufficient=True)
+def scored(section: int, position: int, score: float, kinds: tuple[str, ...] = ("prose",)) -> ScoredPassage:
+    passage = Passage(section, f"passage {section}.{position}", kinds, position)  # type: ignore[arg-type]
+    return ScoredPassage(passage, score, dense=score, coverage=score)
+
+
+def test_the_citation_follows_the_last_prose_and_never_enters_code() -> None:
+    assert cite("Run this:\n\n```sh\nnpm run build\n```", 2) == "Run this: [2]\n\n```sh\nnpm run build\n```"
+    assert cite("| a |\n| - |\n| 1 |", 1) == "| a |\n| - |\n| 1 |\n\n[1]"
+    assert cite("Steps:\n\n1. one\n2. two", 3).endswith("2. two [3]")
+
+
+def test_passages_are_quoted_whole_as_markdown_blockquotes() -> None:
+    answer = passage_answer([Quoted(1, "Run this:\n\n```sh\nnpm run build\n```"), Quoted(2, "Done.")])
     assert answer.startswith(EXTRACTIVE_LABEL)
-    assert "> A reducer must never mutate the state it receives. [2]" in answer
-    assert set(cited_numbers(answer)) <= {1, 2}
+    assert "> Run this: [1]\n>\n> ```sh\n> npm run build\n> ```" in answer
+    assert "> Done. [2]" in answer
+    assert cited_numbers(answer) == [1, 2]
+    assert passage_answer([]) == NOT_COVERED
 
 
-def test_no_answer_is_made_up_when_the_book_does_not_cover_it(section: SectionFactory) -> None:
-    sources = [section("Store", "The store holds the whole state tree.")]
-    assert extractive_answer("How do I encrypt persisted state?", sources, sufficient=False) == NOT_COVERED
-    assert extractive_answer("zebra quokka", sources, sufficient=True) == NOT_COVERED  # nothing shared
-
-
-def test_fragments_and_ellipses_are_not_quoted(section: SectionFactory) -> None:
-    sources = [section("Store", "Store.\n\n…\n\nThe store state can be read with getState at any time.")]
-    assert [p.text for p in best_passages("store state", sources)] == [
-        "The store state can be read with getState at any time."
+def test_only_passages_close_to_the_best_follow_it_and_none_overlaps_another() -> None:
+    ranked = [
+        scored(0, 2, 1.0, ("prose", "code")),
+        scored(0, 2, 0.98),  # the same paragraph without its code block: overlaps the first
+        scored(1, 0, 0.95),
+        scored(2, 0, 0.5),  # far below: not quoted
     ]
+    assert [(c.passage.section, c.score) for c in choose(ranked)] == [(0, 1.0), (1, 0.95)]
 
 
-def test_quoted_markdown_links_keep_only_their_text_regression() -> None:
-    """The example site's quotes showed `[differential drive](../01-foundations/x.mdx)`: a source file
-    path is no URL on the site, and a quoted image would load from anywhere."""
-    text = (
-        "The [differential drive](../01-foundations/02-differential-drive.mdx#odometry-model) chapter "
-        "showed the wheel speeds. A ![robot](http://127.0.0.1:9/x.png) drives in a straight line here."
-    )
-    assert quotable_sentences(text) == [
-        "The differential drive chapter showed the wheel speeds.",
-        "A robot drives in a straight line here.",
-    ]
+def test_a_selection_that_does_not_bear_on_the_question_gives_none(section: SectionFactory) -> None:
+    selection = section("Feeding", "Quokkas eat leaves and grasses at night. They rarely drink water.")
+    assert selection_answer("How many joeys per litter?", selection) is None
+    answer = selection_answer("What do quokkas eat?", selection)
+    assert answer is not None and "> Quokkas eat leaves and grasses at night. [1]" in answer
+
+
+def test_explain_this_gives_the_statements_and_says_what_a_model_would_add(section: SectionFactory) -> None:
+    selection = section("Feeding", "Quokkas eat leaves and grasses at night. They rarely drink water.")
+    answer = selection_answer("Explain this simply", selection)
+    assert answer is not None
+    assert "> - Quokkas eat leaves and grasses at night.\n> - They rarely drink water. [1]" in answer
+    assert "language model would explain" in answer

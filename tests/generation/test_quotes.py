@@ -6,10 +6,10 @@ from bookwise.generation.quotes import quotes_for
 from conftest import SectionFactory
 
 
-def test_each_cited_source_gets_its_sentence_closest_to_the_claim(section: SectionFactory) -> None:
+def test_each_cited_source_gets_its_passage_closest_to_the_claim(section: SectionFactory) -> None:
     sources = [
-        section("Store", "The store is created once. Dispatch sends actions to the store reducer.", 1),
-        section("Thunks", "Thunks run async logic before dispatching actions. They receive getState.", 2),
+        section("Store", "The store is created once.\n\nDispatch sends actions to the store reducer.", 1),
+        section("Thunks", "Thunks run async logic before dispatching actions.\n\nThey receive getState.", 2),
     ]
     answer = "Dispatch actions to the store [1]. Use thunks for async logic [2]."
     quotes = quotes_for(answer, sources, [1, 2, 9])  # 9 is not a source: ignored

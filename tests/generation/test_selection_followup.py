@@ -57,6 +57,8 @@ def test_page_paths_match_the_index_forms(url: str, paths: list[str]) -> None:
         ("Why?", True),
         ("How do I test it with Jest?", True),
         ("How do I write a reducer with immer in Redux Toolkit?", False),
+        ("what's atan2 for", False),  # short, but it names its topic
+        ("how do I fix it?", True),
     ],
 )
 def test_refers_back(question: str, expected: bool) -> None:
@@ -86,9 +88,29 @@ def test_standalone_query_uses_the_llm_and_falls_back_when_it_fails() -> None:
     failing = _Completer(LLMTimeoutError("slow"))
     assert anyio.run(run, failing, "and in tests?") == (fallback_query("and in tests?", HISTORY), "fallback")
     assert anyio.run(run, None, "and in tests?") == (
-        "and in tests? How do I configure the store?",
+        "and in tests? configure store",
         "fallback",
     )
     untouched = _Completer("never used")
     question = "How do I write a reducer with immer in Redux Toolkit?"
     assert anyio.run(run, untouched, question) == (question, "as_asked") and untouched.calls == 0
+
+
+def test_a_short_follow_up_that_names_its_topic_is_searched_as_asked_regression() -> None:
+    """ "what's atan2 for" after a Kalman question was searched as "what's atan2 for What is the Kalman
+    gain?" and answered about the Kalman gain."""
+    history = (Turn("user", "What is the Kalman gain?"), Turn("assistant", "It weighs [1]."))
+    found = anyio.run(lambda: standalone_query("what's atan2 for", history, llm=None, timeout_s=1))
+    assert (found.text, found.method) == ("what's atan2 for", "as_asked")
+    fix = anyio.run(lambda: standalone_query("how do I fix it?", history, llm=None, timeout_s=1))
+    assert fix.text == "how do I fix it? Kalman gain"  # its own ask, the previous topic
+
+
+def test_the_topic_comes_from_the_latest_question_that_had_one() -> None:
+    history = (
+        Turn("user", "How do I tune the PID gains?"),
+        Turn("assistant", "Start with P [1]."),
+        Turn("user", "why?"),
+        Turn("assistant", "Because [1]."),
+    )
+    assert fallback_query("and then?", history) == "and then? tune PID gains"

@@ -24,9 +24,11 @@ import anyio
 
 from bookwise.errors import BookwiseError, QueryError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
-from bookwise.generation.extractive import NOT_COVERED, extractive_answer, selection_answer
-from bookwise.generation.followup import SearchQuery, standalone_query
+from bookwise.generation.evidence import PassagePlan, plan_passages
+from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
+from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.llm import Completion, LLMClient
+from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
     NOT_IN_SELECTION,
     Message,
@@ -46,7 +48,6 @@ Plan = Literal["llm", "extractive", "not_covered"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
-SELECTION_QUERY_WORDS = 60  # of a selection, when a question about it is widened to the book
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class Prepared:
     retrieval_ms: float
     started: float
     located: bool = False
+    passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
     outcome: dict[str, Any] = field(default_factory=dict)  # filled by ``stream``: for logs
 
 
@@ -112,10 +114,6 @@ def not_covered_answer(sources: Sequence[SectionResult]) -> str:
     return NOT_COVERED + ("\n\nClosest sections:\n" + "\n".join(closest) if closest else "")
 
 
-def _declines(answer: str) -> bool:
-    return NOT_IN_SELECTION.rstrip(".").lower() in " ".join(answer.split()).lower()
-
-
 class Answerer:
     def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
         self.settings = settings
@@ -134,9 +132,9 @@ class Answerer:
         if scope != "book" and not selection:
             raise QueryError("selected_text mode needs the selected text")
         if scope == "book" and selection:
-            # Widened from a selection: "what does this mean?" is searched with the passage it is about.
-            passage = " ".join(selection.split()[:SELECTION_QUERY_WORDS])
-            query = SearchQuery(f"{question} {passage}", rewritten=True, method="selection")
+            # Widened from a selection: the reader's question is searched; the selection only fills
+            # in a question that names no topic of its own ("what does this mean?").
+            query = widened_query(question, selection)
         elif scope == "book":
             query = await standalone_query(
                 question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
@@ -144,8 +142,11 @@ class Answerer:
         else:
             query = SearchQuery(question, rewritten=False, method="as_asked")
 
+        # Loading the embedding model (first request, CLI start) is no part of the retrieval deadline.
+        await self.retriever.awarm()
         mark = time.monotonic()
         located: SectionResult | None = None
+        passages: PassagePlan | None = None
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
                 if scope == "book":
@@ -156,6 +157,12 @@ class Answerer:
                             request.page.url, heading_id=request.page.heading_id, text=selection
                         )
                     sources, sufficient = self._selection_sources(scope, selection, located, request)
+                if self.llm is None and scope != "selection" and sources:
+                    ranked = await self.retriever.arank_passages(query.text, sources)
+                    passages = plan_passages(
+                        ranked, sources, request.history, retrieval_sufficient=sufficient
+                    )
+                    sources, sufficient = passages.sources, passages.sufficient
         except TimeoutError as error:
             raise RetrievalTimeoutError("retrieval took too long; try again") from error
         retrieval_ms = (time.monotonic() - mark) * 1000
@@ -177,6 +184,7 @@ class Answerer:
             retrieval_ms=retrieval_ms,
             started=started,
             located=located is not None,
+            passages=passages,
         )
 
     async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool]:
@@ -280,7 +288,8 @@ class Answerer:
         elif prepared.request.effective_scope == "selection":
             text = selection_answer(question, prepared.sources[0]) or NOT_IN_SELECTION
         else:
-            text = extractive_answer(prepared.query.text, prepared.sources, sufficient=True)
+            assert prepared.passages is not None
+            text = passage_answer(prepared.passages.quoted)
         completion.finish_reason = "stop"
         for piece in _pieces(text):
             yield piece
@@ -297,21 +306,24 @@ class Answerer:
         kind = {"llm": "generated", "extractive": "extractive", "not_covered": "not_covered"}[prepared.plan]
         used = list(citations.used)
         widen: dict[str, str] | None = None
+        declined = prepared.plan == "llm" and declines(text, used, prepared.sources)
         if scope == "selection":
-            if _declines(text):
+            if declined or (prepared.plan == "extractive" and not used):
                 kind, used = "not_in_selection", []
                 widen = self._widen_from_selection(prepared)
-            elif not used:
-                used = [1]  # the answer is drawn from the selection: it is the citation
-        elif scope == "section" and (kind == "not_covered" or not used):
-            widen = {"scope": "book", "label": "Ask the whole book"}
-        if text.startswith(NOT_COVERED):
+            elif prepared.plan == "extractive" and is_generic_ask(prepared.request.question):
+                widen = self._widen_from_selection(prepared)  # a model would explain; the section may
+        elif declined:
             kind, used = "not_covered", []
+        if scope == "section" and (kind == "not_covered" or not used):
+            widen = {"scope": "book", "label": "Ask the whole book"}
+        # An extractive answer is made of its quotes: a citations block would repeat them.
+        quotes = quotes_for(text, prepared.sources, used) if prepared.plan == "llm" else []
         return {
             "answer_kind": kind,
             "citations": used,
             "dropped_citations": citations.dropped,
-            "quotes": [q.to_dict() for q in quotes_for(text, prepared.sources, used)],
+            "quotes": [q.to_dict() for q in quotes],
             "finish_reason": completion.finish_reason,
             "widen": widen,
             "timings_ms": {

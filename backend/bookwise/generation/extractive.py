@@ -1,103 +1,131 @@
-"""The answer without a language model: the book's own sentences that best match the question.
+"""The answer without a language model: the book's own passages that answer the question.
 
-Sentences of the retrieved sections are scored by the question words they share, rarer words (across
-the candidate sentences) counting more, with a small preference for better-ranked sections. The best
-few are quoted verbatim, each with its ``[n]`` citation, under a line that says this is an
-extractive answer: nothing is paraphrased, so nothing can be made up.
+The passages (whole paragraphs, lists with their lead-in, code blocks with the sentence that
+introduces them, tables, admonitions) are chosen by ``Retriever.rank_passages``; here they are picked
+(best first, one to three, no passage twice) and written as Markdown quotes, each with its ``[n]``
+citation, under a line that says this is the book's own text: nothing is paraphrased, so nothing
+can be made up.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.passages import split_units
 from bookwise.retrieval.snippets import sentences, words
 
 EXTRACTIVE_LABEL = (
-    "*Extractive answer: no language model is configured, so these are the passages of the book "
-    "that best match your question.*"
+    "*From the book: no language model is configured, so this is the book's own text that best "
+    "answers your question.*"
 )
 NOT_COVERED = "The book does not seem to cover this. The closest sections are listed in the sources."
-MIN_WORDS = 4  # shorter fragments (headings, labels) make poor answers
-RANK_DECAY = 0.15  # each step down the source list costs this share of a sentence's score
-# A Markdown link or image in the source: only its text is quoted. Its target is a source file path
-# (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
+MIN_WORDS = 4  # shorter sentences (headings, labels) make poor quotes
+MAX_PASSAGES = 3
+# A further passage is quoted only when it scores close to the best one: a weak second passage is
+# noise under a good first one.
+FOLLOWING_MARGIN = 0.12
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
 @dataclass(frozen=True)
-class Passage:
-    source: int  # 1-based number of the section in the sources list
-    text: str
-    score: float
+class Quoted:
+    source: int  # 1-based number in the sources list as shown
+    text: str  # the passage's Markdown
 
 
-def quotable_sentences(text: str) -> list[str]:
-    """A section's sentences that can stand alone as a quote (no fragments, no "…" cut marks)."""
-    plain = (_LINK.sub(r"\1", s) for s in sentences(text))
-    return [s for s in plain if len(s.split()) >= MIN_WORDS and s != "…"]
-
-
-def best_passages(question: str, sections: Sequence[SectionResult], limit: int = 3) -> list[Passage]:
-    wanted = words(question)
-    candidates = [
-        (n, sentence, words(sentence))
-        for n, section in enumerate(sections, start=1)
-        for sentence in quotable_sentences(section.text)
-    ]
-    if not wanted or not candidates:
-        return []
-    frequency = Counter(word for _, _, found in candidates for word in found & wanted)
-    total = len(candidates)
-    scored = []
-    for n, sentence, found in candidates:
-        shared = found & wanted
-        if not shared:
+def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[ScoredPassage]:
+    """The best passage, then up to ``limit - 1`` more that score close to it and do not overlap it."""
+    chosen: list[ScoredPassage] = []
+    for candidate in ranked:
+        if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
+            break
+        if any(_overlaps(candidate, c) for c in chosen):
             continue
-        weight = sum(math.log(1 + total / frequency[w]) for w in shared)
-        scored.append(Passage(n, sentence, weight * (1 - RANK_DECAY) ** (n - 1)))
-    scored.sort(key=lambda p: -p.score)
-    chosen: list[Passage] = []
-    for passage in scored:
-        if all(passage.text != c.text for c in chosen):
-            chosen.append(passage)
+        chosen.append(candidate)
         if len(chosen) == limit:
             break
     return chosen
 
 
-def extractive_answer(question: str, sections: Sequence[SectionResult], *, sufficient: bool) -> str:
+def _overlaps(a: ScoredPassage, b: ScoredPassage) -> bool:
+    if a.passage.section != b.passage.section:
+        return False
+    a_end = a.passage.position + len(a.passage.kinds)
+    b_end = b.passage.position + len(b.passage.kinds)
+    return a.passage.position < b_end and b.passage.position < a_end
+
+
+def cite(markdown: str, n: int) -> str:
+    """The passage with its ``[n]`` after its last line of prose (code and tables stay untouched)."""
+    units = split_units(markdown)
+    prose = [i for i, u in enumerate(units) if u.kind in ("prose", "list", "label")]
+    parts = [u.text for u in units]
+    if prose:
+        parts[prose[-1]] = f"{parts[prose[-1]]} [{n}]"
+    else:
+        parts.append(f"[{n}]")
+    return "\n\n".join(parts)
+
+
+def blockquote(markdown: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in markdown.split("\n"))
+
+
+def passage_answer(quoted: Sequence[Quoted]) -> str:
     """Markdown: the label, then each passage as a quote with its citation."""
-    passages = best_passages(question, sections) if sufficient else []
-    if not passages:
+    if not quoted:
         return NOT_COVERED
-    quotes = "\n\n".join(f"> {p.text} [{p.source}]" for p in passages)
-    return f"{EXTRACTIVE_LABEL}\n\n{quotes}"
+    body = "\n\n".join(blockquote(cite(q.text, q.source)) for q in quoted)
+    return f"{EXTRACTIVE_LABEL}\n\n{body}"
+
+
+def quotable_sentences(text: str) -> list[str]:
+    """Sentences of plain text (a reader's selection) that can stand alone as a quote."""
+    plain = (_LINK.sub(r"\1", s) for s in sentences(text))
+    return [s for s in plain if len(s.split()) >= MIN_WORDS and s != "…"]
 
 
 SELECTION_LABEL = (
-    "*Extractive answer: no language model is configured, so these are the sentences of your "
+    "*From your selection: no language model is configured, so these are the sentences of your "
     "selection that bear on the question.*"
+)
+EXPLAIN_NOTE = (
+    "*A language model would explain this passage in other words. Without one, Bookwise can show "
+    "what the section around it says: ask about the whole section.*"
 )
 # Words of requests about the passage itself ("explain this", "what does it mean?"): they ask for
 # the whole selection rather than for something in it.
 GENERIC_ASK = frozenset(
     "explain explanation mean means meaning summarize summarise summary simplify clarify elaborate "
-    "describe tell rephrase paraphrase passage selection selected text paragraph sentence part".split()
+    "describe tell rephrase paraphrase passage selection selected text paragraph sentence part "
+    "simply simple simpler words plain example".split()
 )
 SELECTION_QUOTED = 3
 
 
+def is_generic_ask(question: str) -> bool:
+    """ "Explain this", "what does this mean?": a request about the passage, not a question in it."""
+    return not (words(question) - GENERIC_ASK)
+
+
+def _matching_sentences(question: str, text: str, limit: int) -> list[str]:
+    wanted = words(question)
+    scored = [(len(words(s) & wanted), -i, s) for i, s in enumerate(quotable_sentences(text))]
+    best = sorted((item for item in scored if item[0] > 0), reverse=True)[:limit]
+    return [s for _, _, s in sorted(best, key=lambda item: -item[1])]  # in reading order
+
+
 def selection_answer(question: str, selection: SectionResult) -> str | None:
     """The selection's own sentences that answer; None when the selection does not bear on it."""
-    if words(question) - GENERIC_ASK:
-        quoted = [p.text for p in best_passages(question, [selection], limit=SELECTION_QUOTED)]
-        if not quoted:
-            return None
-    else:
-        quoted = quotable_sentences(selection.text)[:SELECTION_QUOTED] or [" ".join(selection.text.split())]
-    return SELECTION_LABEL + "\n\n" + "\n\n".join(f"> {text} [1]" for text in quoted)
+    if is_generic_ask(question):
+        quoted = quotable_sentences(selection.text) or [" ".join(selection.text.split())]
+        statements = "\n".join(f"- {text}" for text in quoted)
+        return f"{SELECTION_LABEL}\n\n{blockquote(statements)} [1]\n\n{EXPLAIN_NOTE}"
+    matching = _matching_sentences(question, selection.text, SELECTION_QUOTED)
+    if not matching:
+        return None
+    return SELECTION_LABEL + "\n\n" + "\n\n".join(f"> {text} [1]" for text in matching)

@@ -2,8 +2,11 @@
 
 "What about the second one?" cannot be searched on its own. With a language model configured, it
 rewrites the question from the conversation; without one (or when it fails or is slow), the
-deterministic fallback searches the question together with the reader's previous question.
-A question that stands on its own is searched as asked.
+deterministic fallback searches the question with the topic words of the reader's latest question
+that had a topic (not the whole question: "how do I fix it?" keeps "fix" as what it asks). A
+question that stands on its own is searched as asked, however short: "what's atan2 for" names its
+topic. Widening a question about a selection to the book searches the question too; the selection
+only supplies the topic of a question that names none ("what does this mean?").
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Protocol
 
 from bookwise.errors import GenerationError
 from bookwise.generation.prompts import Message, Turn, rewrite_messages
+from bookwise.generation.topics import names_a_topic, topic_words
 
 _REFERRING = re.compile(
     r"^(and|but|also|so|then|what about|how about|why not|same)\b"
@@ -22,7 +26,8 @@ _REFERRING = re.compile(
     r"above|previous|earlier|same|else|instead|first|second|third|last)\b",
     re.IGNORECASE,
 )
-SHORT_FOLLOW_UP_WORDS = 3  # "and in tests?", "why?": too short to stand alone
+_TOKEN = re.compile(r"[\w.'-]+")
+SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
 
 
 class Completer(Protocol):
@@ -35,18 +40,35 @@ class Completer(Protocol):
 class SearchQuery:
     text: str
     rewritten: bool
-    method: str  # "as_asked", "llm" or "fallback"
+    method: str  # "as_asked", "llm", "fallback" or "selection"
 
 
 def refers_back(question: str, history: Sequence[Turn]) -> bool:
     if not any(turn.role == "user" for turn in history):
         return False
-    return len(question.split()) <= SHORT_FOLLOW_UP_WORDS or bool(_REFERRING.search(question))
+    return not names_a_topic(question) or bool(_REFERRING.search(question))
+
+
+def previous_topic(history: Sequence[Turn]) -> list[str]:
+    """The topic words of the reader's latest question that had a topic, in the order asked."""
+    for turn in reversed(history):
+        if turn.role == "user" and names_a_topic(turn.content):
+            tokens = (t.strip(".'-") for t in _TOKEN.findall(turn.content))
+            return list(dict.fromkeys(t for t in tokens if t and names_a_topic(t)))
+    return []
 
 
 def fallback_query(question: str, history: Sequence[Turn]) -> str:
-    previous = next((t.content for t in reversed(history) if t.role == "user"), "")
-    return " ".join(f"{question} {previous}".split())
+    own = topic_words(question)
+    borrowed = [word for word in previous_topic(history) if not topic_words(word) <= own]
+    return " ".join([*question.split(), *borrowed])
+
+
+def widened_query(question: str, selection: str) -> SearchQuery:
+    if names_a_topic(question):
+        return SearchQuery(question, rewritten=False, method="as_asked")
+    passage = " ".join(selection.split()[:SELECTION_TOPIC_WORDS])
+    return SearchQuery(f"{question} {passage}", rewritten=True, method="selection")
 
 
 async def standalone_query(

@@ -1,4 +1,9 @@
-"""The citations block: one verbatim quote per cited source, unless the answer already quotes it."""
+"""The citations block: one verbatim passage per cited source, unless the answer already quotes it.
+
+A quote is a whole passage of the source (a paragraph, a list with its lead-in, a code block with its
+introduction: see ``retrieval.passages``), the one that shares most words with what the answer says
+with that source's citation. It is Markdown, rendered as such by the widget.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bookwise.generation.citations import strip_markers
-from bookwise.generation.extractive import quotable_sentences
 from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.snippets import words
 
-_SPACES = re.compile(r"\s+")
+_SPACES = re.compile(r"[\s>]+")
 
 
 @dataclass(frozen=True)
@@ -35,17 +40,17 @@ def _claims(answer: str, n: int) -> str:
 
 
 def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int]) -> list[Quote]:
-    """For each cited source, its sentence closest to what the answer says with that citation."""
+    """For each cited source, its passage closest to what the answer says with that citation."""
     answer_text = _normal(strip_markers(answer))
     found = []
     for n in used:
         if not 1 <= n <= len(sources):
             continue
         claim = words(_claims(answer, n))
-        candidates = quotable_sentences(sources[n - 1].text)
+        candidates = [p.text for p in passages_of(sources[n - 1].text)]
         if not candidates:
             continue
-        best = max(candidates, key=lambda s: (len(words(s) & claim), -candidates.index(s)))
+        best = max(candidates, key=lambda text: (len(words(text) & claim), -candidates.index(text)))
         if _normal(best) in answer_text:  # already quoted in the answer: no double citation
             continue
         found.append(Quote(n, best, sources[n - 1].url))

@@ -29,13 +29,16 @@ from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
+from bookwise.retrieval.embedding_cache import EmbeddingCache
 from bookwise.retrieval.models import RetrievalResult, SectionResult
+from bookwise.retrieval.passage_rank import PassageWeights, ScoredPassage, rank_passages
 from bookwise.retrieval.rerank import Reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.settings import Settings
 
 TOKEN_COUNT_CACHE = 20_000
+PASSAGE_VECTOR_CACHE = 20_000
 FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 
 
@@ -109,8 +112,12 @@ class Retriever:
         self._refresh_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(settings.retrieval_threads)
         self._queries = QueryBatcher(lambda texts: self._embedder.embed_documents(texts))
+        self._passage_vectors = EmbeddingCache(
+            lambda texts: self._embedder.embed_documents(texts), PASSAGE_VECTOR_CACHE
+        )
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
+        self._warm = False
         self._check_model()
 
     @classmethod
@@ -156,6 +163,7 @@ class Retriever:
         # A new generation may have been built with another model: never mix vector spaces.
         if manifest.embed_model != self._embedder.model_id and self._embedder_for is not None:
             self._embedder = self._embedder_for(manifest.embed_model)  # e.g. re-adapted to the site
+            self._passage_vectors.clear()
         manifest.check_model(self._embedder.model_id, self._embedder.dim)
         self._checked_generation = manifest.generation
 
@@ -257,6 +265,34 @@ class Retriever:
     ) -> RetrievalResult:
         """``search`` in a worker thread: embedding and search are CPU-bound and must not block a loop."""
         call = functools.partial(self.search, query, top_k=top_k, filters=filters)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
+
+    def warm(self) -> None:
+        """Load the embedding model now (one query embedding), so no reader's deadline pays for it."""
+        if not self._warm:
+            self._queries.embed("warm up")
+            self._warm = True
+
+    async def awarm(self) -> None:
+        if not self._warm:
+            await anyio.to_thread.run_sync(self.warm, limiter=self._limiter)
+
+    def rank_passages(
+        self, query: str, sections: Sequence[SectionResult], weights: PassageWeights | None = None
+    ) -> list[ScoredPassage]:
+        """The passages of ``sections`` that best answer ``query``, best first (see ``passage_rank``)."""
+        query = " ".join(query.split())
+        return rank_passages(
+            self._queries.embed(query),
+            set(self._sparse.query(query).indices),
+            sections,
+            embed=self._passage_vectors.embed,
+            terms=lambda text: set(self._sparse.document(text).indices),
+            weights=weights or PassageWeights(),
+        )
+
+    async def arank_passages(self, query: str, sections: Sequence[SectionResult]) -> list[ScoredPassage]:
+        call = functools.partial(self.rank_passages, query, sections)
         return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
     def _group(self, fused: list[Hit]) -> list[_Candidate]:

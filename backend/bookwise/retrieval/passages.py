@@ -1,0 +1,162 @@
+"""Passages: the whole blocks of a section's Markdown that can be quoted as an answer.
+
+A section's assembled text is its parsed blocks (paragraphs, lists, code fences, tables, admonition
+labels) joined by blank lines, so the blocks come back by splitting outside code fences. A passage
+is one block, or a block with what it cannot stand without: a list, code block or table with the
+sentence that introduces it, an admonition's body with its label. Nothing is ever cut inside a
+block, so a passage never starts or stops mid-sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+UnitKind = Literal["prose", "list", "code", "table", "label", "gap"]
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
+_LABEL = re.compile(r"^\*\*[^*\n]+\*\*:?$")  # an admonition's title or a bold pseudo-heading
+_GAP = "…"
+# A Markdown link or image: only its text is quoted. Its target is a source file path
+# (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+LEAD_MAX_WORDS = 80  # a paragraph this long introduces a code block or table; a longer one stands alone
+
+
+@dataclass(frozen=True)
+class Unit:
+    kind: UnitKind
+    text: str
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Quotable Markdown from one section: ``body`` is what answers, ``lead`` what introduces it."""
+
+    section: int  # 0-based index of the section in the list it was cut from
+    text: str  # lead and body, as Markdown
+    kinds: tuple[UnitKind, ...]
+    position: int  # index of the passage's first unit within its section
+
+    @property
+    def has_prose(self) -> bool:
+        return any(kind in ("prose", "list") for kind in self.kinds)
+
+
+def _blocks(markdown: str) -> list[str]:
+    """Blank-line separated blocks; a fenced code block is one block whatever it contains."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        if fence is not None:
+            current.append(line)
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                blocks.append("\n".join(current))
+                current, fence = [], None
+            continue
+        opening = _FENCE.match(line)
+        if opening:
+            if current:
+                blocks.append("\n".join(current))
+            current, fence = [line], opening.group(1)
+            continue
+        if line.strip():
+            current.append(line)
+        elif current:
+            blocks.append("\n".join(current))
+            current = []
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _kind(block: str) -> UnitKind:
+    lines = block.split("\n")
+    if _FENCE.match(lines[0]):
+        return "code"
+    if block.strip() == _GAP:
+        return "gap"
+    if all(line.strip().startswith("|") for line in lines):
+        return "table"
+    if _LIST_ITEM.match(lines[0]):
+        return "list"
+    if len(lines) == 1 and _LABEL.match(block.strip()):
+        return "label"
+    return "prose"
+
+
+def clean(markdown: str) -> str:
+    """Links and images keep only their text (a source path is no site URL; an image would load from
+    anywhere), HTML comments go: what is safe and meaningful to quote."""
+    text = _HTML_COMMENT.sub("", markdown)
+    return _LINK.sub(r"\1", text)
+
+
+def split_units(markdown: str) -> list[Unit]:
+    """A section's text as units; the items of a loose list and their indented paragraphs are one list."""
+    units: list[Unit] = []
+    for block in _blocks(markdown):
+        kind = _kind(block)
+        text = block if kind == "code" else clean(block).strip()
+        if not text:
+            continue
+        previous = units[-1] if units else None
+        continues_list = kind == "list" or (kind == "prose" and block.startswith(("  ", "\t")))
+        if previous is not None and previous.kind == "list" and continues_list:
+            units[-1] = Unit("list", f"{previous.text}\n\n{text}")
+            continue
+        units.append(Unit(kind, text))
+    return units
+
+
+def _introduces(unit: Unit) -> bool:
+    return unit.kind == "prose" and unit.text.rstrip().endswith(":")
+
+
+def _complete_prose(unit: Unit) -> bool:
+    """Prose that reads as whole sentences: not a lead-in, not a paragraph's tail after a cut."""
+    text = unit.text.strip()
+    if _introduces(unit) or not text:
+        return False
+    return not text[0].islower()
+
+
+def passages_of(markdown: str, section: int = 0) -> list[Passage]:
+    """Every quotable passage of one section, in reading order."""
+    units = split_units(markdown)
+    found: list[Passage] = []
+    for i, unit in enumerate(units):
+        before = units[i - 1] if i > 0 else None
+        if unit.kind in ("gap", "label"):
+            continue
+        if unit.kind == "prose":
+            if not _complete_prose(unit):
+                continue
+            lead = before if before is not None and before.kind == "label" else None
+        elif before is not None and (
+            _introduces(before)
+            or before.kind == "label"
+            or (unit.kind in ("code", "table") and before.kind == "prose" and _short(before))
+        ):
+            lead = before
+        else:
+            lead = None
+        parts = [lead, unit] if lead is not None else [unit]
+        found.append(
+            Passage(
+                section=section,
+                text="\n\n".join(p.text for p in parts),
+                kinds=tuple(p.kind for p in parts),
+                position=i - (1 if lead is not None else 0),
+            )
+        )
+    return found
+
+
+def _short(unit: Unit) -> bool:
+    return len(unit.text.split()) <= LEAD_MAX_WORDS

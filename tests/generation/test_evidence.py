@@ -1,0 +1,49 @@
+"""The extractive plan: sources renumbered in the order quoted, far sources dropped, declining."""
+
+from __future__ import annotations
+
+from bookwise.generation.evidence import plan_passages
+from bookwise.generation.prompts import Turn
+from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.passages import Passage
+from conftest import SectionFactory
+
+
+def scored(section: int, text: str, score: float, coverage: float = 0.8, dense: float = 0.6) -> ScoredPassage:
+    return ScoredPassage(Passage(section, text, ("prose",), 0), score, dense=dense, coverage=coverage)
+
+
+def test_the_section_quoted_first_is_source_one_and_far_sources_are_not_listed(
+    section: SectionFactory,
+) -> None:
+    sources = [
+        section("Sitemap", "lastmod.", 1),
+        section("trailingSlash", "Slash.", 2),
+        section("Far", "x", 3),
+    ]
+    ranked = [scored(1, "Slash.", 1.2), scored(0, "lastmod.", 1.0), scored(2, "x", 0.5)]
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
+    assert [s.heading for s in plan.sources] == ["trailingSlash", "Sitemap"]
+    assert [(q.source, q.text) for q in plan.quoted] == [(1, "Slash.")]
+    assert plan.sufficient
+
+
+def test_a_passage_already_shown_is_not_quoted_again_regression(section: SectionFactory) -> None:
+    """ "how do I fix it?" after an answer returned that same answer again."""
+    sources = [section("A", "Gain.\n\nFix.", 1)]
+    ranked = [scored(0, "The gain is K.", 1.0), scored(0, "To fix it, lower K.", 0.95)]
+    history = (
+        Turn("user", "What is the gain?"),
+        Turn("assistant", "*From the book…*\n\n> The gain is K. [1]"),
+    )
+    plan = plan_passages(ranked, sources, history, retrieval_sufficient=True)
+    assert [q.text for q in plan.quoted] == ["To fix it, lower K."]
+
+
+def test_declines_without_passage_evidence_and_answers_on_strong_evidence(section: SectionFactory) -> None:
+    sources = [section("A", "text", 1)]
+    weak = [scored(0, "Unrelated words.", 0.3, coverage=0.1)]
+    assert not plan_passages(weak, sources, (), retrieval_sufficient=True).sufficient
+    strong = [scored(0, "Choosing Q and R.", 1.4, coverage=0.9, dense=0.7)]
+    assert plan_passages(strong, sources, (), retrieval_sufficient=False).sufficient
+    assert not plan_passages(weak, sources, (), retrieval_sufficient=False).quoted

@@ -1,0 +1,40 @@
+"""A model's refusal is read from what it did (no citation), never from its exact wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookwise.generation.outcome import declines
+from conftest import SectionFactory
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The selected passage does not answer this question.",
+        "Sorry — the highlighted passage doesn't say anything about litter sizes.",
+        "I can't find that in the passage you selected. Try asking about the whole section!",
+        "Le passage sélectionné ne répond pas à cette question.",
+        "Der markierte Abschnitt beantwortet diese Frage nicht.",
+        "この選択範囲には答えがありません。",
+        "Well, hmm. The book does not seem to cover how to encrypt persisted state, sorry.",
+    ],
+)
+def test_refusals_in_any_words_or_language_are_declines(reply: str, section: SectionFactory) -> None:
+    assert declines(reply, [], [section("Feeding", "Quokkas eat leaves and grasses at night.")])
+
+
+def test_a_cited_answer_is_never_a_decline_even_if_it_mentions_what_is_missing(
+    section: SectionFactory,
+) -> None:
+    reply = "Quokkas eat leaves [1]. The passage does not answer how much they drink."
+    assert not declines(reply, [1], [section("Feeding", "Quokkas eat leaves.")])
+
+
+def test_a_long_uncited_answer_in_the_books_words_is_an_answer(section: SectionFactory) -> None:
+    text = (
+        "Quokkas eat leaves, grasses, stems and bark at night. They rarely drink water because the "
+        "plants they eat hold enough of it. In summer they rest in shade under dense shrubs and come "
+        "out after dark to feed on the plants near their shelters and along the swamp edges."
+    )
+    assert not declines(text, [], [section("Feeding", text)])

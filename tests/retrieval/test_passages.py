@@ -1,0 +1,75 @@
+"""Passages are whole blocks of a section: never cut at a source line break or inside a list or fence."""
+
+from __future__ import annotations
+
+from bookwise.retrieval.passages import passages_of, split_units
+
+FRAMES = (
+    "The body frame (often `base_link`) is attached to the robot, with its origin midway between the\n"
+    "wheels and x pointing forward.\n\n"
+    "The world frame (often `odom` or `map`) is fixed to the ground."
+)
+KALMAN = (
+    "A Kalman filter keeps a best guess and a variance. It then loops over two steps:\n\n"
+    "1. **Predict.** Move the estimate forward using the motion model (odometry). Motion adds uncertainty,\n"
+    "   so the variance grows.\n"
+    "2. **Correct.** Compare a measurement with the prediction and move the estimate part of the way toward\n"
+    "   the measurement.\n\n"
+    "The filter never stores old measurements."
+)
+
+
+def test_a_paragraph_broken_across_source_lines_is_one_passage_regression() -> None:
+    """The example book's quote stopped at "with its origin midway between the" (a source line end)."""
+    texts = [p.text for p in passages_of(FRAMES)]
+    assert texts == [FRAMES.split("\n\n")[0], FRAMES.split("\n\n")[1]]
+
+
+def test_a_list_comes_with_its_lead_in_and_the_lead_in_never_alone_regression() -> None:
+    """ "It then loops over two steps:" was quoted without the steps."""
+    texts = [p.text for p in passages_of(KALMAN)]
+    assert texts[0].startswith("A Kalman filter keeps") and texts[0].endswith("the measurement.")
+    assert "1. **Predict.**" in texts[0] and "2. **Correct.**" in texts[0]
+    assert not any(t.endswith("two steps:") for t in texts)
+    assert texts[1] == "The filter never stores old measurements."
+
+
+def test_a_code_block_is_whole_with_the_sentence_that_introduces_it() -> None:
+    text = (
+        'Create the store like this:\n\n```js title="store.js"\nconst store = createStore(reducer)\n\n'
+        "store.dispatch({ type: 'x' })\n```\n\nThat is all."
+    )
+    first = passages_of(text)[0]
+    assert first.kinds == ("prose", "code")
+    assert first.text.startswith("Create the store like this:\n\n```js")
+    assert first.text.endswith("store.dispatch({ type: 'x' })\n```")  # the blank line inside stays in
+
+
+def test_loose_list_items_and_their_indented_paragraphs_are_one_list() -> None:
+    text = "- one item\n\n- two item\n\n  more about two\n\n- three item"
+    assert [u.kind for u in split_units(text)] == ["list"]
+
+
+def test_tables_and_admonitions_are_whole_units() -> None:
+    text = "**Tip: Tuning**\n\nStart with a small gain.\n\n| a | b |\n| - | - |\n| 1 | 2 |"
+    units = split_units(text)
+    assert [u.kind for u in units] == ["label", "prose", "table"]
+    first = passages_of(text)[0]
+    assert first.text == "**Tip: Tuning**\n\nStart with a small gain." and first.kinds == ("label", "prose")
+
+
+def test_cut_marks_and_paragraph_tails_are_no_passages() -> None:
+    text = "…\n\nand then the rest of a sentence.\n\nA whole sentence here.\n\n…"
+    assert [p.text for p in passages_of(text)] == ["A whole sentence here."]
+
+
+def test_links_and_images_keep_only_their_text_regression() -> None:
+    """Quotes showed `[differential drive](../01-foundations/x.mdx)`: a source path is no site URL,
+    and a quoted image would load from anywhere."""
+    text = (
+        "The [differential drive](../01-foundations/02-differential-drive.mdx#odometry-model) chapter "
+        "showed the wheel speeds. A ![robot](http://127.0.0.1:9/x.png) drives straight."
+    )
+    assert passages_of(text)[0].text == (
+        "The differential drive chapter showed the wheel speeds. A robot drives straight."
+    )

@@ -1,5 +1,6 @@
 /** The book's sections behind an answer: the sources list, the quotes, the closest sections. */
 import { h } from './dom.js';
+import { renderMarkdown } from './markdown.js';
 import { sameSiteUrl } from './urls.js';
 
 /**
@@ -52,7 +53,8 @@ export function closestSections(sources) {
 }
 
 /**
- * Verbatim sentences from the cited sections, each linking to where it stands.
+ * Verbatim passages from the cited sections (Markdown: code stays a code block with its copy
+ * button, inline code is code), each linking to where it stands.
  *
  * @param {Quote[]} quotes
  * @param {Source[]} sources
@@ -64,12 +66,9 @@ export function quotesBlock(quotes, sources) {
     h('p', { class: 'bw-label' }, 'From the book'),
     quotes.map((quote) => {
       const source = sources.find((candidate) => candidate.n === quote.n);
-      return h(
-        'blockquote',
-        {},
-        h('p', {}, quote.text),
-        sourceLink({ ...source, n: quote.n, url: quote.url }),
-      );
+      const passage = h('div', { class: 'bw-md' });
+      renderMarkdown(passage, quote.text, []);
+      return h('blockquote', {}, passage, sourceLink({ ...source, n: quote.n, url: quote.url }));
     }),
   );
 }

@@ -2,7 +2,8 @@
 
 The real `openai` client talks to it over a real socket, so tests see the same errors, retries,
 timeouts and disconnects as in production, without a network or an API key. Tests set the script
-(`tokens`, `mode`, ...) on a `FakeLLM`, then inspect what it recorded (`requests`, `disconnected`, ...).
+(`tokens`, `mode`, ..., or a `respond` function that answers each request from its body) on a
+`FakeLLM`, then inspect what it recorded (`requests`, `disconnected`, ...).
 The server runs in another thread, hence the lock and the `threading.Event`s.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, get_args
 
@@ -27,6 +28,7 @@ Mode = Literal["ok", "slow", "stall", "stall_first", "429", "500", "malformed"]
 MODES: frozenset[str] = frozenset(get_args(Mode))
 
 DEFAULT_TOKENS: tuple[str, ...] = ("Hello", ",", " world", "!")
+Responder = Callable[[dict[str, Any]], list[str]]
 PROMPT_TOKENS = 11
 POLL_S = 0.05  # how often a stalled response checks whether the client went away
 
@@ -53,6 +55,9 @@ class FakeLLM:
             self.retry_after: float = 1
             self.fail_times: int | None = None
             self.completion: str = "rewritten query"
+            # Per-request script: the request body -> the reply's tokens (streamed, or joined as the
+            # non-streamed completion). Unset: `tokens` and `completion` as above.
+            self.respond: Responder | None = None
             self._usage: dict[str, int] | None = None
             self.requests: list[dict[str, Any]] = []
             self.calls: int = 0
@@ -77,12 +82,7 @@ class FakeLLM:
         """The usage reported; derived from `tokens` unless a test set it explicitly."""
         if self._usage is not None:
             return dict(self._usage)
-        completion = len(self.tokens)
-        return {
-            "prompt_tokens": PROMPT_TOKENS,
-            "completion_tokens": completion,
-            "total_tokens": PROMPT_TOKENS + completion,
-        }
+        return _usage_of(self.tokens)
 
     @usage.setter
     def usage(self, value: dict[str, int] | None) -> None:
@@ -103,20 +103,24 @@ class FakeLLM:
 
     def _record(self, body: dict[str, Any]) -> _Plan:
         """Log the request and freeze the script for it, so a test changing it mid-stream is harmless."""
+        respond = self.respond
+        replied = list(respond(body)) if respond is not None else None  # outside the lock: test code
         with self._lock:
             self.calls += 1
             self.requests.append(body)
             mode: str = self._mode
             if mode in ("429", "500") and self.fail_times is not None and self.calls > self.fail_times:
                 mode = "ok"
+            tokens = list(self.tokens) if replied is None else replied
+            usage = self.usage if replied is None or self._usage is not None else _usage_of(replied)
             return _Plan(
                 mode=mode,
-                tokens=list(self.tokens),
+                tokens=tokens,
                 delay_s=self.delay_s,
                 stall_after=self.stall_after,
                 retry_after=self.retry_after,
-                completion=self.completion,
-                usage=self.usage,
+                completion=self.completion if replied is None else "".join(replied),
+                usage=usage,
             )
 
     def _mark_disconnected(self) -> None:
@@ -135,6 +139,14 @@ class FakeLLM:
                 return True
             await anyio.sleep(POLL_S)
         return False
+
+
+def _usage_of(tokens: list[str]) -> dict[str, int]:
+    return {
+        "prompt_tokens": PROMPT_TOKENS,
+        "completion_tokens": len(tokens),
+        "total_tokens": PROMPT_TOKENS + len(tokens),
+    }
 
 
 class _Plan:

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 from conftest import SiteFactory
+from fakellm import FakeLLM
 
 
-def bookwise(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+def bookwise(*args: str, data_dir: Path, **settings: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "BOOKWISE_EMBEDDING_PROVIDER": "hash", "BOOKWISE_DATA_DIR": str(data_dir)}
+    env |= {f"BOOKWISE_{name.upper()}": value for name, value in settings.items()}
     return subprocess.run(
         [sys.executable, "-m", "bookwise.cli", *args], capture_output=True, text=True, env=env, timeout=120
     )
@@ -139,3 +141,64 @@ def test_search_and_eval_as_a_ci_gate(make_site: SiteFactory, tmp_path: Path) ->
 def test_search_without_an_index_says_to_ingest(tmp_path: Path) -> None:
     out = bookwise("search", "anything", data_dir=tmp_path / "empty")
     assert out.returncode == 1 and "index_not_found" in out.stderr and "bookwise ingest" in out.stderr
+
+
+def test_eval_answers_scores_what_readers_get_and_gates_ci(
+    make_site: SiteFactory, tmp_path: Path, llm_server: tuple[FakeLLM, str], fake: FakeLLM
+) -> None:
+    site = make_site(
+        {
+            "docs/store.md": "## Store\n\nThe store holds the state tree.\n",
+            "docs/actions.md": "## Actions\n\nActions are plain objects with a type field.\n",
+        }
+    )
+    data = tmp_path / "d"
+    assert bookwise("ingest", str(site), data_dir=data).returncode == 0
+    gold = [{"doc_path": "actions.md", "heading": "Actions", "heading_level": 2}]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "question": "What are actions: plain objects with a type field?",
+                "type": "factoid",
+                "gold": gold,
+                "must_contain": ["type field"],
+            }
+        )
+        + "\n"
+    )
+
+    extractive = bookwise("eval", str(questions), "--answers", "--json", data_dir=data)
+    assert extractive.returncode == 0, extractive.stderr
+    report = json.loads(extractive.stdout)
+    assert (report["answer_mode"], report["judge_model"]) == ("extractive", None)
+    (detail,) = report["details"]
+    assert detail["outcome"] == "answered" and detail["first_cited"] == ["actions.md", "Actions"]
+    assert detail["key_facts"] == {"found": ["type field"], "missing": []} and report["gate"]["passed"]
+
+    def wrong_model(body: dict[str, object]) -> list[str]:
+        prompt = str(body["messages"][-1]["content"])  # type: ignore[index]
+        if "Sentences of the answer:" in prompt:  # the judge
+            return ['{"sentences": [{"n": 1, "supported": false, "reason": "not in [2]"}]}']
+        store = 1 if "The store holds" in prompt.split("</source>")[0] else 2
+        return [f"The store holds the state [{store}].\n\n> holds the state tree [{store}]"]
+
+    fake.respond = wrong_model
+    gated = bookwise(
+        "eval", str(questions), "--answers", "--min-first-cited", "1", "--max-fragments", "0",
+        "--min-supported", "1", "--max-false-declines", "0", data_dir=data,
+        llm_base_url=llm_server[1], eval_judge_model="judge-1",
+    )  # fmt: skip
+    assert gated.returncode == 1, gated.stderr
+    assert "judge: judge-1" in gated.stdout and "first cited passage is from a gold section" in gated.stdout
+    failed = [line for line in gated.stderr.splitlines() if line.startswith("gate failed:")]
+    assert failed == [
+        "gate failed: first_cited_gold 0.0000 < 1.0",
+        "gate failed: fragment_rate 0.5000 > 0.0",  # the cut quote; done.quotes adds a whole one
+        "gate failed: supported 0.0000 < 1.0",
+    ]
+    assert [r["model"] for r in fake.requests if not r.get("stream")] == ["judge-1"]
+
+    misuse = bookwise("eval", str(questions), "--min-first-cited", "0.5", data_dir=data)
+    assert misuse.returncode == 1 and "need --answers" in misuse.stderr

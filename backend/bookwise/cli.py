@@ -65,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filter_flags(search)
     search.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    evaluate = commands.add_parser("eval", help="retrieval metrics on golden questions (a CI gate)")
+    evaluate = commands.add_parser(
+        "eval", help="retrieval (or, with --answers, answer) metrics on golden questions (a CI gate)"
+    )
     evaluate.add_argument("questions", type=Path, help="a questions.jsonl file (corpora README format)")
     evaluate.add_argument("--k", type=int, default=5, help="depth of the headline recall (default 5)")
     evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--max-false-refusal", type=float, help="fail if the false refusal rate (answerable) is higher"
     )
+    _add_answer_eval_flags(evaluate)
 
     serve = commands.add_parser("serve", help="run the HTTP API (SSE answers, search, feedback, widget)")
     serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
@@ -94,6 +97,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
     return parser
+
+
+ANSWER_GATES = {
+    "--min-first-cited": "fail if fewer answers' first cited passage is from a gold section",
+    "--min-any-cited": "fail if fewer answers cite a gold section",
+    "--min-key-facts": "fail if the share of must_contain terms present is lower",
+    "--max-fragments": "fail if the share of quoted passages that are fragments is higher",
+    "--min-declined": "fail if fewer unanswerable questions are declined",
+    "--max-false-declines": "fail if more answerable questions are declined",
+    "--min-supported": "fail if fewer judged answers have every sentence supported (LLM judge)",
+}
+
+
+def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
+    answers = parser.add_argument_group("answers (--answers: the full answer path, as the API answers)")
+    answers.add_argument("--answers", action="store_true", help="answer every question and score the answers")
+    answers.add_argument("--concurrency", type=int, default=4, help="questions answered at once (default 4)")
+    answers.add_argument("--limit", type=int, help="only the first N questions (a cheap trial run)")
+    answers.add_argument("--no-judge", action="store_true", help="skip the LLM judge of supported sentences")
+    for flag, meaning in ANSWER_GATES.items():
+        answers.add_argument(flag, type=float, help=meaning)
 
 
 def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +180,10 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.retrieval.evaluation import Gate, evaluate, load_questions, summarize
     from bookwise.retrieval.retriever import Retriever
 
+    if args.answers:
+        return _eval_answers(args, settings)
+    if any(getattr(args, flag[2:].replace("-", "_")) is not None for flag in ANSWER_GATES):
+        raise BookwiseError("the answer gates (--min-first-cited, ...) need --answers")
     if args.k < 1:
         raise BookwiseError("--k must be at least 1")
     questions = load_questions(args.questions)
@@ -182,6 +210,41 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         for failure in failures:
             print(f"gate failed: {failure}", file=sys.stderr)
     return EXIT_ERRORS if failures else EXIT_OK
+
+
+def _eval_answers(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.generation.answer_eval import (
+        AnswerGate,
+        detail_lines,
+        load_answer_questions,
+        run_answer_eval,
+        summary_lines,
+    )
+
+    retrieval_gates = (args.min_recall, args.min_mrr, args.min_refusal, args.max_false_refusal)
+    if any(bound is not None for bound in retrieval_gates):
+        raise BookwiseError("the retrieval gates (--min-recall, ...) apply without --answers")
+    if args.limit is not None and args.limit < 1:
+        raise BookwiseError("--limit must be at least 1")
+    questions = load_answer_questions(args.questions)[: args.limit]
+    evaluation = run_answer_eval(settings, questions, judge=not args.no_judge, concurrency=args.concurrency)
+    gate = AnswerGate(
+        min_first_cited=args.min_first_cited,
+        min_any_cited=args.min_any_cited,
+        min_key_facts=args.min_key_facts,
+        max_fragments=args.max_fragments,
+        min_declined=args.min_declined,
+        max_false_declines=args.max_false_declines,
+        min_supported=args.min_supported,
+    )
+    report = evaluation.report(gate)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print("\n".join([*(detail_lines(report) + [""] if args.details else []), *summary_lines(report)]))
+        for failure in report["gate"]["failures"]:
+            print(f"gate failed: {failure}", file=sys.stderr)
+    return EXIT_ERRORS if report["gate"]["failures"] else EXIT_OK
 
 
 def _print_report(report: dict[str, Any]) -> None:

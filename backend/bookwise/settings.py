@@ -172,6 +172,12 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Rewriting a follow-up into a standalone query; past it, the fallback is used."
     )
 
+    eval_judge_model: str | None = Field(
+        None,
+        description="Model that judges answers in `bookwise eval --answers` (same chat API). "
+        "Unset: `BOOKWISE_LLM_MODEL`.",
+    )
+
     api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
     api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
     allowed_origins: list[str] = Field(

@@ -10,6 +10,10 @@ ranked by ``Retriever.rank_passages``, and reported:
 * ``passage@1``: the best passage comes from a gold section (what the extractive answer leads with);
 * ``facts@3``: every ``must_contain`` fact is in the three best passages.
 
+``--evidence`` instead reports, for every question including unanswerable ones, how the declining
+rule of ``generation/evidence.py`` decides (declined unanswerable, wrongly declined answerable), next
+to retrieval's verdict alone.
+
 ``--grid`` tries a few weight settings (``PassageWeights``) and prints one line each: how the
 weights in ``retrieval/passage_rank.py`` were chosen. Tune on ``eval/`` only; redux's own file is
 measured, never tuned on.
@@ -24,20 +28,39 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bookwise.generation.evidence import answers
 from bookwise.retrieval.passage_rank import PassageWeights
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 
 
-def _load(paths: list[Path]) -> list[dict[str, Any]]:
+def _load(paths: list[Path], *, unanswerable: bool = False) -> list[dict[str, Any]]:
     rows = []
     for path in paths:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
-                if row.get("type") != "unanswerable" and not row.get("selected_text"):
+                if (unanswerable or row.get("type") != "unanswerable") and not row.get("selected_text"):
                     rows.append(row)
     return rows
+
+
+def _declining(retriever: Retriever, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counts = {"answerable": 0, "unanswerable": 0, "declined": 0, "false_declines": 0}
+    retrieval_only = {"declined": 0, "false_declines": 0}
+    for row in rows:
+        result = retriever.search(row["question"])
+        ranked = retriever.rank_passages(row["question"], result.sections)
+        says = answers(ranked[0] if ranked else None, retrieval_sufficient=result.sufficient_context)
+        if row.get("type") == "unanswerable":
+            counts["unanswerable"] += 1
+            counts["declined"] += not says
+            retrieval_only["declined"] += not result.sufficient_context
+        else:
+            counts["answerable"] += 1
+            counts["false_declines"] += not says
+            retrieval_only["false_declines"] += not result.sufficient_context
+    return {**counts, "retrieval_verdict_only": retrieval_only}
 
 
 def _measure(
@@ -68,9 +91,13 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("questions", type=Path, nargs="+")
     parser.add_argument("--grid", action="store_true", help="try several weight settings")
+    parser.add_argument("--evidence", action="store_true", help="measure the declining rule")
     args = parser.parse_args()
     os.environ["BOOKWISE_DATA_DIR"] = str(args.data_dir)
     retriever = Retriever.open(Settings())
+    if args.evidence:
+        print(json.dumps(_declining(retriever, _load(args.questions, unanswerable=True)), indent=2))
+        return
     rows = _load(args.questions)
     results = [retriever.search(row["question"]).sections for row in rows]
     if not args.grid:

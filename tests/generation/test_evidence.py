@@ -42,8 +42,8 @@ def test_a_passage_already_shown_is_not_quoted_again_regression(section: Section
 
 def test_declines_without_passage_evidence_and_answers_on_strong_evidence(section: SectionFactory) -> None:
     sources = [section("A", "text", 1)]
-    weak = [scored(0, "Unrelated words.", 0.3, coverage=0.1)]
+    weak = [scored(0, "Unrelated words.", 0.3, coverage=0.1, dense=0.3)]
     assert not plan_passages(weak, sources, (), retrieval_sufficient=True).sufficient
-    strong = [scored(0, "Choosing Q and R.", 1.4, coverage=0.9, dense=0.7)]
+    strong = [scored(0, "Choosing Q and R.", 1.4, coverage=0.6, dense=0.6)]
     assert plan_passages(strong, sources, (), retrieval_sufficient=False).sufficient
     assert not plan_passages(weak, sources, (), retrieval_sufficient=False).quoted

@@ -6,8 +6,10 @@ retrieved sections stay listed after them only when their best passage scores ne
 is not quoted again: "how do I fix it?" should not repeat the previous answer.
 
 Declining uses the passage evidence as well as retrieval's calibrated verdict: the book is taken to
-answer when retrieval says so and the best passage holds at least some of the question's terms, or
-when the best passage is a strong match on its own (the verdict misses some answerable questions).
+answer when retrieval says so and the best passage is a fair match (its cosine plus half its term
+coverage), or when the best passage is a strong match on its own (the verdict misses some answerable
+questions). A question about something the book never names ("MPC vs PID?") finds passages that
+share neither its meaning nor its rare terms, and is declined even when retrieval was fooled.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 
 FAR_BELOW = 0.3  # a source whose best passage scores this far under the best one is not listed
-MIN_COVERAGE = 0.2  # with retrieval's "sufficient": the best passage must hold this share of the terms
-STRONG_COVERAGE = 0.75  # …or, against retrieval's "insufficient", this share
-STRONG_DENSE = 0.55  # …with this cosine
+# Passage evidence: the best passage's cosine plus half its term coverage. Chosen on eval/ (redux-extra,
+# docusaurus-docs, docusaurus-docs-extra)
+# and the example book's questions (scripts/bench_passages.py --evidence); redux's own set measured.
+COVERAGE_SHARE = 0.5
+ANSWER_EVIDENCE = 0.5  # with retrieval's "sufficient", the book answers from this evidence up
+STRONG_EVIDENCE = 0.8  # against retrieval's "insufficient", only from this evidence up
 _SPACE = re.compile(r"[\s>]+")
 
 
@@ -44,12 +49,14 @@ def _shown_before(history: Sequence[Turn]) -> str:
     return " ".join(_flat(t.content) for t in history if t.role == "assistant")
 
 
+def evidence(passage: ScoredPassage) -> float:
+    return passage.dense + COVERAGE_SHARE * passage.coverage
+
+
 def answers(best: ScoredPassage | None, *, retrieval_sufficient: bool) -> bool:
     if best is None:
         return False
-    if retrieval_sufficient:
-        return best.coverage >= MIN_COVERAGE
-    return best.coverage >= STRONG_COVERAGE and best.dense >= STRONG_DENSE
+    return evidence(best) >= (ANSWER_EVIDENCE if retrieval_sufficient else STRONG_EVIDENCE)
 
 
 def plan_passages(

@@ -26,8 +26,8 @@ from bookwise.retrieval.passages import Passage, passages_of
 @dataclass(frozen=True)
 class PassageWeights:
     dense: float = 1.0
-    coverage: float = 0.6
-    prior: float = 0.15
+    coverage: float = 0.3
+    prior: float = 0.05
     heading_share: float = 0.5  # a term found only in the heading counts this much
     long_chars: int = 1600  # passages longer than this lose score in proportion
     long_penalty: float = 0.1

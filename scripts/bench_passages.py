@@ -103,11 +103,10 @@ def main() -> None:
     if not args.grid:
         print(json.dumps(_measure(retriever, rows, results), indent=2))
         return
-    for dense, coverage, prior in itertools.product((1.0,), (0.0, 0.3, 0.6, 1.0), (0.0, 0.1, 0.2, 0.4)):
-        weights = PassageWeights(dense=dense, coverage=coverage, prior=prior)
+    for plain, coverage, prior in itertools.product((0.0, 0.5), (0.0, 0.3, 0.6), (0.0, 0.05, 0.15)):
+        weights = PassageWeights(plain_share=plain, coverage=coverage, prior=prior)
         figures = _measure(retriever, rows, results, weights)
-        print(f"dense={dense} coverage={coverage} prior={prior}: " + json.dumps(figures))
-
+        print(f"plain={plain} coverage={coverage} prior={prior}: " + json.dumps(figures))
 
 if __name__ == "__main__":
     main()

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from apiserver import hash_settings, ingest_hashed
-from bookwise.index.build import IngestReport
+from bookwise.index.build import IngestReport, run_ingest
+from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import load_manifests
+from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 from docusite import build_fixture_site
 
@@ -35,3 +37,24 @@ def index_example(data_dir: Path, build_dir: Path, **overrides: Any) -> tuple[Se
     settings = hash_settings(data_dir, **overrides)
     report = ingest_hashed(settings, EXAMPLE_SITE, built=load_manifests([build_dir / MANIFEST_NAME]))
     return settings, report
+
+
+def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:
+    """The example indexed as the demo does, with the local MiniLM (not adapted to the site, which
+    takes longer and is not needed to show how passages are chosen), and no LLM: extractive answers."""
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "embedding_provider": "local",
+        "embedding_adapt": False,
+        "llm_base_url": None,
+        "rate_limit_per_minute": 10_000,
+        "site_dir": build_dir,
+    }
+    settings = Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    store = open_store(settings)
+    try:
+        built = load_manifests([build_dir / MANIFEST_NAME])
+        run_ingest(settings, read_site_config(EXAMPLE_SITE), store=store, built=built)
+    finally:
+        store.close()
+    return settings

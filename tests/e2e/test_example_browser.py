@@ -3,7 +3,8 @@
 Real parts end to end: the Docusaurus build with the plugin's script tag, `bookwise serve`'s app
 serving that build, the API and the widget bundle on one loopback origin, the Edge index of the
 textbook, and a fake OpenAI-compatible LLM (the one edge that cannot be reached offline).
-Screenshots of the widget (light, dark, phone) are written to widget/screenshots/ for the README.
+Screenshots of the widget (light, dark, phone) answering from the book without an LLM (the demo: local
+embedder, passage answers) are written to widget/screenshots/ for the README.
 """
 
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from apiserver import running_api
+from bookwise.settings import Settings
 from browser import part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
@@ -86,8 +88,6 @@ def test_ask_stream_and_follow_a_citation_to_its_heading(site_url: str, page: An
     assert page.evaluate("window.__order") == ["sources", "answer"]
     answer = part(page, "answer").last
     assert "turns by running its wheels at different speeds" in answer.inner_text()
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "light.png"), animations="disabled")
 
     cites = answer.locator("[data-bw=cite]")
     hrefs = [urlsplit(cites.nth(i).get_attribute("href")) for i in range(cites.count())]
@@ -151,23 +151,50 @@ def test_highlight_a_passage_and_ask_about_it(site_url: str, page: Any, fake: Fa
     assert selected.strip()[:40] in fake.last_request["messages"][-1]["content"]
 
 
-def test_dark_theme_and_phone_screenshots(site_url: str, browser: Any, fake: FakeLLM) -> None:
-    fake.tokens = ANSWER
-    fake.delay_s = 0.0
+@pytest.fixture(scope="module")
+def passage_site_url(example_local: Settings) -> Iterator[str]:
+    """The example site and API with the local embedder and no LLM: what the demo shows."""
+    with running_api(example_local) as url:
+        yield url
+
+
+PASSAGE_QUESTION = "What are the two steps of the Kalman filter?"
+
+
+def test_passage_answers_in_light_dark_and_phone_screenshots(passage_site_url: str, browser: Any) -> None:
+    """The README's screenshots: the demo's extractive answers are whole passages, Markdown rendered."""
+    SCREENSHOTS.mkdir(exist_ok=True)
     for name, viewport in (
+        ("light", {"width": 1280, "height": 860}),
         ("dark", {"width": 1280, "height": 860}),
         ("phone", {"width": 390, "height": 844}),
     ):
         context = browser.new_context(viewport=viewport, color_scheme="dark" if name == "dark" else "light")
         page = context.new_page()
-        visit(page, f"{site_url}/docs/foundations/differential-drive")
+        visit(page, f"{passage_site_url}/docs/sensing/kalman-filter")
         if name == "dark":
             page.evaluate("document.documentElement.setAttribute('data-theme', 'dark')")
         part(page, "launcher").click()
-        part(page, "input").fill("How does a differential drive robot turn?")
+        part(page, "input").fill(PASSAGE_QUESTION)
         page.keyboard.press("Enter")
         wait_state(page, "done")
+        answer = part(page, "answer").last
+        # The lead-in and both steps, as a rendered list inside the quote, not raw Markdown.
+        assert answer.locator("blockquote ol li").count() == 2
+        assert "Predict." in answer.inner_text() and "Correct." in answer.inner_text()
+        assert "**" not in answer.inner_text()
         if name == "dark":
             assert page.evaluate("document.getElementById('bookwise-widget').dataset.theme") == "dark"
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), animations="disabled")
         context.close()
+
+
+def test_a_quoted_code_block_keeps_its_copy_button(passage_site_url: str, page: Any) -> None:
+    visit(page, f"{passage_site_url}/docs/control/pid-control")
+    part(page, "launcher").click()
+    part(page, "input").fill("Show me a PID controller implemented in Python code")
+    page.keyboard.press("Enter")
+    wait_state(page, "done")
+    answer = part(page, "answer").last
+    assert answer.locator("pre code").count() >= 1
+    assert answer.locator("[data-bw=copy]").count() == answer.locator("pre").count()

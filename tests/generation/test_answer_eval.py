@@ -49,6 +49,8 @@ from fakellm import FakeLLM
         ("leaves of the peppermint shrub every morning.", "starts_mid_sentence"),
         ("and clean water before sunrise.", "starts_mid_sentence"),
         ("*and* clean water before sunrise.", "starts_mid_sentence"),  # emphasis does not hide it
+        ("`createStore` returns the store.", None),  # a sentence may start with an identifier
+        ("**rt2zz/redux-persist**  \nPersist and rehydrate a Redux store.", None),  # a bolded name
         ("…before sunrise.", "starts_with_cut"),
         ("Offer fresh peppermint leaves and clean water [1]", "ends_mid_sentence"),
         ("Offer fresh peppermint leaves and", "ends_mid_sentence"),

@@ -47,3 +47,14 @@ def test_declines_without_passage_evidence_and_answers_on_strong_evidence(sectio
     strong = [scored(0, "Choosing Q and R.", 1.4, coverage=0.6, dense=0.6)]
     assert plan_passages(strong, sources, (), retrieval_sufficient=False).sufficient
     assert not plan_passages(weak, sources, (), retrieval_sufficient=False).quoted
+
+
+def test_a_passage_holding_every_named_term_answers_against_retrievals_verdict_regression(
+    section: SectionFactory,
+) -> None:
+    """ "What happens if R is too small?" was declined although its section's table answers it."""
+    sources = [section("Choosing the noise parameters Q and R", "| `R` too small | … |", 1)]
+    full = [ScoredPassage(Passage(0, "| `R` too small |", ("table",), 0), 0.6, 0.17, 1.0, query_terms=2)]
+    assert plan_passages(full, sources, (), retrieval_sufficient=False).sufficient
+    one_term = [ScoredPassage(Passage(0, "| small |", ("table",), 0), 0.6, 0.17, 1.0, query_terms=1)]
+    assert not plan_passages(one_term, sources, (), retrieval_sufficient=False).sufficient

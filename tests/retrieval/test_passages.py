@@ -73,3 +73,21 @@ def test_links_and_images_keep_only_their_text_regression() -> None:
     assert passages_of(text)[0].text == (
         "The differential drive chapter showed the wheel speeds. A robot drives straight."
     )
+
+
+def test_a_list_item_that_introduces_code_is_quoted_with_the_code_regression() -> None:
+    """A redux answer ended at "…pushing to the middlewares array inside an if statement:"."""
+    text = (
+        "- Both arrays are defined first.\n\n  For example, push to the array inside an if statement:\n\n"
+        "```js\nif (dev) middlewares.push(logger)\n```"
+    )
+    texts = [p.text for p in passages_of(text)]
+    assert all(not t.rstrip().endswith(":") for t in texts)
+    assert texts[0].endswith("```") and "inside an if statement:" in texts[0]
+
+
+def test_stray_markup_is_no_passage_regression() -> None:
+    """A redux answer quoted "&nbsp; [3]"."""
+    assert [p.text for p in passages_of("&nbsp;\n\nThe store holds the state.")] == [
+        "The store holds the state."
+    ]

@@ -222,6 +222,9 @@ _BLOCK_LINE = re.compile(r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s|\s*\||\s*(?:```|~~~)| 
 _OPENERS = "\"'“‘(*_["  # may precede a sentence's first letter
 _CLOSERS = "\"'”’)*_]"  # may follow its final punctuation
 _CUT = ("…", "...")
+# A sentence may begin with a code identifier or a bolded name (`createStore` returns…, **redux-persist**):
+# lowercase there is the term's own spelling, not a continuation.
+_TERM_START = re.compile(r"^\s*(?:`[^`]+`|\*\*[^*]+\*\*)")
 _TERMINAL = (".", "!", "?")
 
 
@@ -246,7 +249,8 @@ def fragment_reason(passage: str) -> str | None:
 
     A passage is whole when it starts and stops at sentence boundaries. It *starts mid-sentence* when
     its first character (past opening quotes, brackets and emphasis marks) is a lowercase letter or
-    one of ``, ; : )``, or it opens with ``…``/``...``. It *stops mid-sentence* when its last
+    one of ``, ; : )``, or it opens with ``…``/``...``; a first word in code or bold (an identifier, a
+    package name) is spelled as it is and not checked. It *stops mid-sentence* when its last
     character (citation markers removed, past closing quotes, brackets and emphasis marks) is not
     ``.``, ``!`` or ``?``, or it ends with ``…``/``...`` (a cut). Blocks quoted whole are allowed:
     a first or last line that is a list item, a table row, a code fence or indented code is not
@@ -257,7 +261,7 @@ def fragment_reason(passage: str) -> str | None:
         return None
     if sum(bool(_FENCE.match(line)) for line in lines) % 2:
         return "unclosed_code"
-    if not _BLOCK_LINE.match(lines[0]):
+    if not _BLOCK_LINE.match(lines[0]) and not _TERM_START.match(lines[0]):
         start = lines[0].strip().lstrip(_OPENERS)
         if start.startswith(_CUT):
             return "starts_with_cut"

@@ -7,8 +7,9 @@ is not quoted again: "how do I fix it?" should not repeat the previous answer.
 
 Declining uses the passage evidence as well as retrieval's calibrated verdict: the book is taken to
 answer when retrieval says so and the best passage is a fair match (its cosine plus half its term
-coverage), or when the best passage is a strong match on its own (the verdict misses some answerable
-questions). A question about something the book never names ("MPC vs PID?") finds passages that
+coverage), or when the best passage is a strong match on its own or holds every term the question
+names ("What happens if R is too small?": a table row of the right section; the verdict misses some
+answerable questions, and no unanswerable question of our sets had a passage with all its terms). A question about something the book never names ("MPC vs PID?") finds passages that
 share neither its meaning nor its rare terms, and is declined even when retrieval was fooled.
 """
 
@@ -29,7 +30,8 @@ FAR_BELOW = 0.3  # a source whose best passage scores this far under the best on
 # and the example book's questions (scripts/bench_passages.py --evidence); redux's own set measured.
 COVERAGE_SHARE = 0.5
 ANSWER_EVIDENCE = 0.5  # with retrieval's "sufficient", the book answers from this evidence up
-STRONG_EVIDENCE = 0.8  # against retrieval's "insufficient", only from this evidence up
+STRONG_EVIDENCE = 0.8  # against retrieval's "insufficient", only from this evidence up…
+FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a question with this many
 _SPACE = re.compile(r"[\s>]+")
 
 
@@ -56,7 +58,10 @@ def evidence(passage: ScoredPassage) -> float:
 def answers(best: ScoredPassage | None, *, retrieval_sufficient: bool) -> bool:
     if best is None:
         return False
-    return evidence(best) >= (ANSWER_EVIDENCE if retrieval_sufficient else STRONG_EVIDENCE)
+    if retrieval_sufficient:
+        return evidence(best) >= ANSWER_EVIDENCE
+    holds_every_term = best.coverage >= 0.999 and best.query_terms >= FULL_COVERAGE_TERMS
+    return evidence(best) >= STRONG_EVIDENCE or holds_every_term
 
 
 def plan_passages(

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from bookwise.errors import GenerationError
 from bookwise.generation.prompts import Message, Turn, rewrite_messages
-from bookwise.generation.topics import names_a_topic, topic_words
+from bookwise.retrieval.topics import names_a_topic, topic_words
 
 _REFERRING = re.compile(
     r"^(and|but|also|so|then|what about|how about|why not|same)\b"

@@ -31,6 +31,7 @@ class PassageWeights:
     heading_share: float = 0.5  # a term found only in the heading counts this much
     long_chars: int = 1600  # passages longer than this lose score in proportion
     long_penalty: float = 0.1
+    plain_share: float = 0.5  # of the cosine, from the passage alone (without title and heading)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ScoredPassage:
     score: float
     dense: float
     coverage: float
+    query_terms: int = 0  # how many terms the coverage is over
 
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -75,6 +77,9 @@ def rank_passages(
         return []
     contexts = [context_of(s) for s in sections]
     vectors = embed([f"{contexts[p.section]}\n\n{p.text}" for p in found])
+    # A short passage embedded with its heading is mostly its heading: every pointer sentence under
+    # "trailingSlash" would look like the definition. The passage alone tells them apart.
+    plain = embed([p.text for p in found]) if weights.plain_share else vectors
     body_terms = [terms(p.text) for p in found]
     heading_terms = [terms(c) for c in contexts]
     frequency = Counter(t for found_terms in body_terms for t in found_terms & query_terms)
@@ -82,12 +87,13 @@ def rank_passages(
     weight = {t: math.log(1 + total / (frequency[t] + 0.5)) for t in query_terms}
     wanted = sum(weight.values()) or 1.0
     scored = []
-    for passage, vector, body in zip(found, vectors, body_terms, strict=True):
+    for passage, vector, alone, body in zip(found, vectors, plain, body_terms, strict=True):
         heading = heading_terms[passage.section] - body
         covered = sum(weight[t] for t in query_terms & body)
         covered += weights.heading_share * sum(weight[t] for t in query_terms & heading)
         coverage = covered / wanted
-        dense = _cosine(query_vector, vector)
+        share = weights.plain_share
+        dense = (1 - share) * _cosine(query_vector, vector) + share * _cosine(query_vector, alone)
         prior = 1.0 / (1 + passage.section)
         excess = max(0, len(passage.text) - weights.long_chars) / weights.long_chars
         score = (
@@ -96,6 +102,6 @@ def rank_passages(
             + weights.prior * prior
             - weights.long_penalty * min(excess, 3.0)
         )
-        scored.append(ScoredPassage(passage, score, dense, coverage))
+        scored.append(ScoredPassage(passage, score, dense, coverage, len(query_terms)))
     scored.sort(key=lambda s: (-s.score, s.passage.section, s.passage.position))
     return scored

@@ -23,6 +23,8 @@ _GAP = "…"
 # (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_WORD = re.compile(r"\w+")
+MIN_WORDS = 3  # a prose or list unit with fewer words is no passage on its own
 LEAD_MAX_WORDS = 80  # a paragraph this long introduces a code block or table; a longer one stands alone
 
 
@@ -115,15 +117,31 @@ def split_units(markdown: str) -> list[Unit]:
 
 
 def _introduces(unit: Unit) -> bool:
-    return unit.kind == "prose" and unit.text.rstrip().endswith(":")
+    return unit.kind in ("prose", "list") and unit.text.rstrip().endswith(":")
+
+
+def _substantial(unit: Unit) -> bool:
+    """Enough words to say something: not a stray `&nbsp;` or a one-word line."""
+    return unit.kind in ("code", "table") or len(_WORD.findall(unit.text)) >= MIN_WORDS
 
 
 def _complete_prose(unit: Unit) -> bool:
-    """Prose that reads as whole sentences: not a lead-in, not a paragraph's tail after a cut."""
+    """Prose that reads as whole sentences: not a paragraph's tail after a cut."""
     text = unit.text.strip()
-    if _introduces(unit) or not text:
-        return False
-    return not text[0].islower()
+    return bool(text) and not text[0].islower() and _substantial(unit)
+
+
+def _lead_for(unit: Unit, before: Unit | None) -> Unit | None:
+    """What ``unit`` cannot be quoted without: an admonition label, or the sentence introducing it."""
+    if before is None:
+        return None
+    if before.kind == "label":
+        return before
+    if unit.kind in ("list", "code", "table") and _introduces(before):
+        return before
+    if unit.kind in ("code", "table") and before.kind == "prose" and _short(before):
+        return before
+    return None
 
 
 def passages_of(markdown: str, section: int = 0) -> list[Passage]:
@@ -131,26 +149,22 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
     units = split_units(markdown)
     found: list[Passage] = []
     for i, unit in enumerate(units):
-        before = units[i - 1] if i > 0 else None
-        if unit.kind in ("gap", "label"):
+        if unit.kind in ("gap", "label") or (unit.kind == "prose" and not _complete_prose(unit)):
             continue
-        if unit.kind == "prose":
-            if not _complete_prose(unit):
-                continue
-            lead = before if before is not None and before.kind == "label" else None
-        elif before is not None and (
-            _introduces(before)
-            or before.kind == "label"
-            or (unit.kind in ("code", "table") and before.kind == "prose" and _short(before))
-        ):
-            lead = before
-        else:
-            lead = None
+        lead = _lead_for(unit, units[i - 1] if i > 0 else None)
         parts = [lead, unit] if lead is not None else [unit]
+        if _introduces(unit):  # "…the two steps are:" is only quoted with what it introduces
+            following = units[i + 1] if i + 1 < len(units) else None
+            if following is None or following.kind not in ("list", "code", "table"):
+                continue
+            parts.append(following)
+        text = "\n\n".join(p.text for p in parts)
+        if (not _substantial(unit) and len(parts) == 1) or (found and found[-1].text == text):
+            continue
         found.append(
             Passage(
                 section=section,
-                text="\n\n".join(p.text for p in parts),
+                text=text,
                 kinds=tuple(p.kind for p in parts),
                 position=i - (1 if lead is not None else 0),
             )

@@ -35,6 +35,7 @@ from bookwise.retrieval.passage_rank import PassageWeights, ScoredPassage, rank_
 from bookwise.retrieval.rerank import Reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
+from bookwise.retrieval.topics import topic_text
 from bookwise.settings import Settings
 
 TOKEN_COUNT_CACHE = 20_000
@@ -282,9 +283,11 @@ class Retriever:
     ) -> list[ScoredPassage]:
         """The passages of ``sections`` that best answer ``query``, best first (see ``passage_rank``)."""
         query = " ".join(query.split())
+        # Coverage counts the words that name something ("R", "small"), not "what happens" or "explain".
+        topic = topic_text(query)
         return rank_passages(
             self._queries.embed(query),
-            set(self._sparse.query(query).indices),
+            set(self._sparse.query(topic).indices),
             sections,
             embed=self._passage_vectors.embed,
             terms=lambda text: set(self._sparse.document(text).indices),

@@ -6,14 +6,14 @@ import re
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORDS = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     "a an and are as at be by can do does for from how i in is it my of on or should that the this to "
     "what when where which who why with you your".split()
 )
 
 
 def words(text: str) -> set[str]:
-    return {w for w in _WORDS.findall(text.lower()) if w not in _STOP and len(w) > 1}
+    return {w for w in _WORDS.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1}
 
 
 def _plain(text: str) -> str:

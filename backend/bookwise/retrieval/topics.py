@@ -6,7 +6,9 @@ follow-up or a question about a selection has to borrow its topic from the conve
 
 from __future__ import annotations
 
-from bookwise.retrieval.snippets import words
+import re
+
+from bookwise.retrieval.snippets import STOP_WORDS, words
 
 # Words that ask for a kind of answer, or point back, without naming anything in the book.
 GENERIC = frozenset(
@@ -16,7 +18,7 @@ GENERIC = frozenset(
     "working use used using need needed happen happens happened wrong right better best way ways mean "
     "other another one ones first second third last former latter previous earlier above same thing things "
     "them they their these those there its it's here please thanks ok okay so then but also and why "
-    "whats what's".split()
+    "whats what's vs versus compare compared comparison difference differences between".split()
 )
 
 
@@ -26,3 +28,12 @@ def topic_words(text: str) -> set[str]:
 
 def names_a_topic(question: str) -> bool:
     return bool(topic_words(question))
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def topic_text(query: str) -> str:
+    """The query without its stop and generic words; single letters stay ("R", "Q" are symbols)."""
+    kept = [t for t in _TOKEN.findall(query) if t.lower() not in GENERIC and t.lower() not in STOP_WORDS]
+    return " ".join(kept) or query

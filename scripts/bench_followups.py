@@ -1,0 +1,69 @@
+"""Follow-ups without an LLM: does the searched query find the section the reader meant?
+
+    python scripts/bench_followups.py --data-dir DIR eval/example-followups.jsonl
+
+Each line holds the reader's previous question(s) (``history``), the follow-up and its gold sections.
+Two ways to search a follow-up are compared, each by whether a gold section is ranked first and
+within the top five:
+
+* ``joined``: the follow-up followed by the whole previous question (Bookwise before this change);
+* ``bookwise``: ``followup.standalone_query`` without a model: as asked when the follow-up names its
+  own topic, else with the topic words of the latest question that had one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import anyio
+
+from bookwise.generation.followup import SearchQuery, standalone_query
+from bookwise.generation.prompts import Turn
+from bookwise.retrieval.retriever import Retriever
+from bookwise.settings import Settings
+
+
+def _rank_of_gold(retriever: Retriever, query: str, gold: set[tuple[str, str]]) -> int | None:
+    sections = retriever.search(query, top_k=5).sections
+    return next((i for i, s in enumerate(sections, 1) if (s.doc_path, s.heading) in gold), None)
+
+
+async def _resolve(question: str, history: tuple[Turn, ...]) -> SearchQuery:
+    return await standalone_query(question, history, llm=None, timeout_s=1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("questions", type=Path)
+    args = parser.parse_args()
+    os.environ["BOOKWISE_DATA_DIR"] = str(args.data_dir)
+    retriever = Retriever.open(Settings())
+    totals = {"joined": [0, 0], "bookwise": [0, 0]}
+    rows = [
+        json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    for row in rows:
+        gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
+        history = tuple(Turn("user", q) for q in row["history"])
+        searched = anyio.run(_resolve, row["question"], history)
+        queries = {"joined": f"{row['question']} {row['history'][-1]}", "bookwise": searched.text}
+        line = [row["id"]]
+        for name, query in queries.items():
+            rank = _rank_of_gold(retriever, query, gold)
+            totals[name][0] += rank == 1
+            totals[name][1] += rank is not None
+            line.append(f"{name}: {rank or '-'}")
+        print("  ".join(line), f"  ({searched.method}: {searched.text!r})")
+    n = len(rows)
+    for name, (first, top5) in totals.items():
+        print(f"{name:9} gold first {first}/{n}  gold in top 5 {top5}/{n}")
+
+
+if __name__ == "__main__":
+    main()

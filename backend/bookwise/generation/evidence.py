@@ -9,8 +9,7 @@ Declining uses the passage evidence as well as retrieval's calibrated verdict: t
 answer when retrieval says so and the best passage is a fair match (its cosine plus half its term
 coverage), or when the best passage is a strong match on its own or holds every term the question
 names ("What happens if R is too small?": a table row of the right section; the verdict misses some
-answerable questions, and no unanswerable question of our sets had a passage with all its terms). A question about something the book never names ("MPC vs PID?") finds passages that
-share neither its meaning nor its rare terms, and is declined even when retrieval was fooled.
+answerable questions, and no unanswerable question of our sets had a passage with all its terms).
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ _GAP = "…"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _WORD = re.compile(r"\w+")
+_TERMINAL = (".", "!", "?")
+_CLOSERS = "\"'”’)*_`"
 MIN_WORDS = 3  # a prose or list unit with fewer words is no passage on its own
 LEAD_MAX_WORDS = 80  # a paragraph this long introduces a code block or table; a longer one stands alone
 
@@ -120,6 +122,13 @@ def _introduces(unit: Unit) -> bool:
     return unit.kind in ("prose", "list") and unit.text.rstrip().endswith(":")
 
 
+def _unfinished(unit: Unit) -> bool:
+    """Prose that stops without a sentence end ("The classic PID rules are then"): before a block,
+    it introduces that block."""
+    end = unit.text.rstrip().rstrip(_CLOSERS)
+    return unit.kind == "prose" and not end.endswith(_TERMINAL)
+
+
 def _substantial(unit: Unit) -> bool:
     """Enough words to say something: not a stray `&nbsp;` or a one-word line."""
     return unit.kind in ("code", "table") or len(_WORD.findall(unit.text)) >= MIN_WORDS
@@ -137,7 +146,7 @@ def _lead_for(unit: Unit, before: Unit | None) -> Unit | None:
         return None
     if before.kind == "label":
         return before
-    if unit.kind in ("list", "code", "table") and _introduces(before):
+    if unit.kind in ("list", "code", "table") and (_introduces(before) or _unfinished(before)):
         return before
     if unit.kind in ("code", "table") and before.kind == "prose" and _short(before):
         return before
@@ -153,11 +162,15 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
             continue
         lead = _lead_for(unit, units[i - 1] if i > 0 else None)
         parts = [lead, unit] if lead is not None else [unit]
-        if _introduces(unit):  # "…the two steps are:" is only quoted with what it introduces
-            following = units[i + 1] if i + 1 < len(units) else None
-            if following is None or following.kind not in ("list", "code", "table"):
+        following = units[i + 1] if i + 1 < len(units) else None
+        introduced = following is not None and following.kind in ("list", "code", "table")
+        if _introduces(unit) or _unfinished(unit):
+            # "…the two steps are:" is only quoted with what it introduces.
+            if introduced:
+                assert following is not None
+                parts.append(following)
+            elif _introduces(unit):
                 continue
-            parts.append(following)
         text = "\n\n".join(p.text for p in parts)
         if (not _substantial(unit) and len(parts) == 1) or (found and found[-1].text == text):
             continue

@@ -1,0 +1,129 @@
+"""One question asked as the API asks it (``Answerer.prepare`` then ``Answerer.stream``), its events
+collected into an ``AnswerRun``; a ``done.widen`` offer is accepted, as a reader clicking it would."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bookwise.errors import BookwiseError
+from bookwise.generation.answer import Answerer, ChatRequest, Page, Scope
+from bookwise.generation.citations import cited_numbers
+from bookwise.retrieval.evaluation import Question, SectionKey
+from bookwise.retrieval.retriever import Retriever
+
+Outcome = Literal["answered", "declined", "error"]
+DECLINED_KINDS = frozenset({"not_covered", "not_in_selection"})
+MAX_WIDENINGS = 2  # selection → section → book
+WIDER: dict[str, Scope] = {"section": "section", "book": "book"}  # what done.widen may offer
+
+
+@dataclass(frozen=True)
+class Source:
+    n: int
+    key: SectionKey  # (doc_path, heading), as the sources event gives it
+    text: str  # what the model was given (for the judge); never reported
+
+
+@dataclass(frozen=True)
+class AnswerRun:
+    scopes: tuple[str, ...]  # the scopes asked, in order (more than one after a widening)
+    answer: str = ""
+    answer_kind: str | None = None  # from done; None when the answer ended in an error
+    sources: tuple[Source, ...] = ()
+    citations: tuple[int, ...] = ()
+    quotes: tuple[str, ...] = ()
+    widen: Scope | None = None  # the scope done.widen offered
+    error: str | None = None  # the error code (prepare refused, or the stream's error event)
+    latency_ms: float = 0.0
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.error is not None or self.answer_kind is None:
+            return "error"
+        return "declined" if self.answer_kind in DECLINED_KINDS else "answered"
+
+    def source(self, n: int) -> Source | None:
+        return self.sources[n - 1] if 1 <= n <= len(self.sources) else None
+
+    @property
+    def first_cited(self) -> int | None:
+        """The first ``[n]`` marker of the answer naming a source, else the first of done.citations."""
+        if self.outcome != "answered":
+            return None
+        in_text = [n for n in cited_numbers(self.answer) if self.source(n) is not None]
+        if in_text:
+            return in_text[0]
+        return self.citations[0] if self.citations else None
+
+
+async def _ask(answerer: Answerer, request: ChatRequest) -> AnswerRun:
+    """One request through prepare + stream, its events collected."""
+    scopes = (request.effective_scope,)
+    try:
+        prepared = await answerer.prepare(request)
+    except BookwiseError as refused:
+        return AnswerRun(scopes, error=refused.code)
+    texts = [section.text for section in prepared.sources]
+    tokens: list[str] = []
+    sources: tuple[Source, ...] = ()
+    done: dict[str, Any] | None = None
+    error: str | None = None
+    async for event in answerer.stream(prepared):
+        if event.name == "sources":
+            sources = tuple(
+                Source(s["n"], (s["doc_path"], s["heading"]), texts[s["n"] - 1])
+                for s in event.data["sources"]
+            )
+        elif event.name == "token":
+            tokens.append(event.data["text"])
+        elif event.name == "done":
+            done = event.data
+        elif event.name == "error":
+            error = str(event.data.get("code", "error"))
+    if done is None:
+        return AnswerRun(scopes, "".join(tokens), sources=sources, error=error or "no_done_event")
+    widen = done.get("widen")
+    return AnswerRun(
+        scopes,
+        "".join(tokens),
+        answer_kind=str(done["answer_kind"]),
+        sources=sources,
+        citations=tuple(int(n) for n in done.get("citations", [])),
+        quotes=tuple(str(q["text"]) for q in done.get("quotes", [])),
+        widen=WIDER.get(str(widen["scope"])) if widen else None,
+    )
+
+
+async def _page_of(retriever: Retriever, question: Question) -> Page | None:
+    """The reader's page for a selected-text question: where its first gold document is published."""
+    if not question.selected_text or not question.gold:
+        return None
+    result = await retriever.asearch(
+        question.selected_text, top_k=1, filters={"doc_path": question.gold[0][0]}
+    )
+    return Page(result.sections[0].page_url) if result.sections else None
+
+
+async def answer_question(answerer: Answerer, question: Question) -> AnswerRun:
+    started = time.monotonic()
+    page = await _page_of(answerer.retriever, question)
+    request = ChatRequest(
+        question=question.question,
+        mode="selected_text" if question.selected_text else "normal",
+        selected_text=question.selected_text or "",
+        page=page,
+        request_id=f"eval-{question.id}",
+    )
+    scopes: tuple[str, ...] = ()
+    run = await _ask(answerer, request)
+    scopes += run.scopes
+    for _ in range(MAX_WIDENINGS):
+        if run.widen is None:
+            break
+        request = dataclasses.replace(request, scope=run.widen)  # as the reader accepting the offer
+        run = await _ask(answerer, request)
+        scopes += run.scopes
+    return dataclasses.replace(run, scopes=scopes, latency_ms=(time.monotonic() - started) * 1000)

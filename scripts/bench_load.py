@@ -6,7 +6,9 @@ each stream lasts as long as a real answer. For each concurrency N, N clients ea
 whole stream, and ask again until `--duration` is over (a closed loop: N streams are open at all
 times); clients start spread over one answer's length, as readers do. `--burst` instead sends N
 questions at the same instant, once. Reported: errors, p50/p95 time to the `sources` event and to
-the first token, and answers per second.
+the first token, and answers per second. ``--extractive`` runs the API without an LLM: the
+passage answers' ranking (embedding the retrieved sections' passages) then counts in the time to
+``sources``.
 
     python scripts/bench_load.py --data-dir <index dir> --concurrency 1,10,50,100
 """
@@ -162,6 +164,9 @@ def main() -> None:
     parser.add_argument(
         "--questions", type=Path, default=DEFAULT_QUESTIONS, help="questions.jsonl; answerable ones are asked"
     )
+    parser.add_argument(
+        "--extractive", action="store_true", help="no LLM: passage answers (time to sources includes ranking)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     questions = [
@@ -178,14 +183,14 @@ def main() -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT / "tests")},
     )  # fmt: skip
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("BOOKWISE_LLM_")},
         "BOOKWISE_DATA_DIR": str(args.data_dir),
-        "BOOKWISE_LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
-        "BOOKWISE_LLM_MODEL": "fake",
         # Every bench client is 127.0.0.1: per-client limits would measure the limiter, not the server.
         "BOOKWISE_RATE_LIMIT_PER_MINUTE": "1000000",
         "BOOKWISE_MAX_STREAMS_PER_CLIENT": "100000",
     }
+    if not args.extractive:
+        env |= {"BOOKWISE_LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "BOOKWISE_LLM_MODEL": "fake"}
     api = subprocess.Popen(
         [python, "-m", "bookwise.cli", "serve", "--port", str(api_port)], env=env, stderr=subprocess.DEVNULL
     )

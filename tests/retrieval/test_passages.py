@@ -94,6 +94,6 @@ def test_stray_markup_is_no_passage_regression() -> None:
 
 
 def test_a_paragraph_that_runs_into_its_code_block_is_quoted_with_it_regression() -> None:
-    """"The classic PID rules are then [1]" was quoted without the rules (a code block)."""
+    """ "The classic PID rules are then [1]" was quoted without the rules (a code block)."""
     text = "At about `Ku = 4.6` it oscillates. The classic PID\nrules are then\n\n```text\nKp = 0.6·Ku\n```"
     assert [p.kinds for p in passages_of(text)] == [("prose", "code")]

@@ -9,6 +9,7 @@ import pytest
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
 from browser import launched_chromium
+from examplesite import build_example, index_example_locally
 from fakellm import FakeLLM, running_fake_llm
 
 SiteFactory = Callable[[dict[str, str | bytes]], Path]
@@ -91,3 +92,10 @@ def browser() -> Iterator[Any]:
     """One headless Debian Chromium per test module (Playwright by executable path)."""
     with launched_chromium() as launched:
         yield launched
+
+
+@pytest.fixture(scope="session")
+def example_local(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The example textbook built by Docusaurus and indexed with the local embedder, no LLM: the
+    demo's answers, for the e2e answer tests and the README screenshots."""
+    return index_example_locally(tmp_path_factory.mktemp("example-local"), build_example())

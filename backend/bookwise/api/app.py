@@ -54,6 +54,7 @@ class _State:
     open_error: BookwiseError | None = None
     opened_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    closing: threading.Event = field(default_factory=threading.Event)
 
     def _open(self) -> Retriever:
         with self.lock:
@@ -69,7 +70,19 @@ class _State:
                 self.open_error = error
                 raise
             self.retriever, self.open_error, self.owns_retriever = retriever, None, True
+            if self.llm is None:  # extractive answers rank the book's passages: embed them once, now
+                threading.Thread(target=self._prefill, args=(retriever,), daemon=True).start()
             return retriever
+
+    def _prefill(self, retriever: Retriever) -> None:
+        started = time.monotonic()
+        try:
+            count = retriever.prefill_passages(stop=self.closing)
+        except Exception as error:  # the index went away or the app is stopping: embedded on demand
+            if not self.closing.is_set():
+                log_event("passages_prefill_failed", logging.WARNING, error=type(error).__name__)
+            return
+        log_event("passages_prefilled", passages=count, seconds=round(time.monotonic() - started, 1))
 
     async def get_retriever(self) -> Retriever:
         if self.retriever is not None:
@@ -120,6 +133,7 @@ def create_app(
         try:
             yield
         finally:
+            state.closing.set()
             state.feedback.close()
             if state.llm is not None:
                 await state.llm.aclose()

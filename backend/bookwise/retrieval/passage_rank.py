@@ -19,6 +19,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import Passage, passages_of
 
@@ -43,7 +46,7 @@ class ScoredPassage:
     query_terms: int = 0  # how many terms the coverage is over
 
 
-Embed = Callable[[list[str]], list[list[float]]]
+Embed = Callable[[list[str]], Sequence[npt.ArrayLike]]
 Terms = Callable[[str], set[int]]
 
 
@@ -52,14 +55,20 @@ def context_of(section: SectionResult) -> str:
     return f"{section.title} › {heading}" if heading else section.title
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+def _cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+    left, right = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    norm = float(np.linalg.norm(left) * np.linalg.norm(right))
+    return float(left @ right) / norm if norm else 0.0
 
 
 def candidates(sections: Sequence[SectionResult]) -> list[Passage]:
     return [p for n, section in enumerate(sections) for p in passages_of(section.text, n)]
+
+
+def embedding_inputs(sections: Sequence[SectionResult], found: Sequence[Passage]) -> list[str]:
+    """What the embedder sees of each passage: the page title and heading, then the passage."""
+    contexts = [context_of(s) for s in sections]
+    return [f"{contexts[p.section]}\n\n{p.text}" for p in found]
 
 
 def rank_passages(
@@ -76,7 +85,7 @@ def rank_passages(
     if not found:
         return []
     contexts = [context_of(s) for s in sections]
-    vectors = embed([f"{contexts[p.section]}\n\n{p.text}" for p in found])
+    vectors = embed(embedding_inputs(sections, found))
     # A short passage embedded with its heading is mostly its heading: every pointer sentence under
     # "trailingSlash" would look like the definition. The passage alone tells them apart.
     plain = embed([p.text for p in found]) if weights.plain_share else vectors

@@ -108,5 +108,6 @@ def main() -> None:
         figures = _measure(retriever, rows, results, weights)
         print(f"plain={plain} coverage={coverage} prior={prior}: " + json.dumps(figures))
 
+
 if __name__ == "__main__":
     main()

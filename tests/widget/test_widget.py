@@ -261,6 +261,18 @@ def test_a_question_the_book_does_not_cover_lists_the_closest_sections(
     assert fake.calls == 0
 
 
+def test_a_model_that_declines_keeps_its_words_and_offers_the_closest_sections(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    fake.tokens = ["Ce livre ne parle pas ", "de carburateurs."]  # any words, any language: no citation
+    visit(page, site.page_url("/docs/care/feeding"))
+    ask(page, "How do I tune a carburettor?")
+    wait_state(page, "done")
+    expect(part(page, "answer").last).to_have_text("Ce livre ne parle pas de carburateurs.")
+    assert part(page, "not-covered").locator('[data-bw="source-link"]').count() > 0
+    assert fake.calls == 1
+
+
 def test_highlight_to_ask_sends_the_selection_with_its_section(page: Page, site: Site, fake: FakeLLM) -> None:
     fake.tokens = ["It says never to feed bread [1]."]
     visit(page, site.page_url("/docs/care/feeding"))

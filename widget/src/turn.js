@@ -121,9 +121,12 @@ export class Turn {
     }
   }
 
-  /** The book seems silent: the answer is a list of the closest sections, not prose. */
+  /**
+   * Retrieval found the book silent before any answer: the answer is a list of the closest
+   * sections, not prose. (A model that declines in its own words keeps its words; see #finish.)
+   */
   get #notCovered() {
-    return this.#meta.answer_mode === 'not_covered' || this.#kind === 'not_covered';
+    return this.#meta.answer_mode === 'not_covered';
   }
 
   #render() {
@@ -148,7 +151,15 @@ export class Turn {
         { class: 'bw-button', 'data-bw': 'widen', onclick: () => this.#hooks.widen(this, widen.scope) },
         widen.label,
       );
-    this.#end('done', quotes.length > 0 && quotesBlock(quotes, this.#sources), widenButton, this.#feedback());
+    // The model said, in its own words, that the book does not answer: offer the closest sections.
+    const declined = answer_kind === 'not_covered' && !this.#notCovered && closestSections(this.#sources);
+    this.#end(
+      'done',
+      declined,
+      quotes.length > 0 && quotesBlock(quotes, this.#sources),
+      widenButton,
+      this.#feedback(),
+    );
   }
 
   /** @param {ApiError} error */

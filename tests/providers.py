@@ -280,19 +280,27 @@ def ollama_completion(content: str) -> dict[str, Any]:
     }
 
 
-def deepseek_stream(tokens: Sequence[str], *, reasoning: Sequence[str], keep_alive: int = 2) -> list[str]:
+def _chunker(chunk_id: str, model: str, fingerprint: str) -> Callable[..., str]:
+    """One provider's chunk frames (DeepSeek and Groq share this shape, with a system fingerprint)."""
+
     def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
         return data(
             {
-                "id": "5b9f7c1e-2d4a-4c3b-9e8f-0a1b2c3d4e5f",
+                "id": chunk_id,
                 "object": "chat.completion.chunk",
                 "created": CREATED,
-                "model": "deepseek-reasoner",
-                "system_fingerprint": "fp_5417b77867_prod0225",
+                "model": model,
+                "system_fingerprint": fingerprint,
                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
                 **extra,
             }
         )
+
+    return chunk
+
+
+def deepseek_stream(tokens: Sequence[str], *, reasoning: Sequence[str], keep_alive: int = 2) -> list[str]:
+    chunk = _chunker("5b9f7c1e-2d4a-4c3b-9e8f-0a1b2c3d4e5f", "deepseek-reasoner", "fp_5417b77867_prod0225")
 
     usage = _usage(tokens, reasoning) | {
         "prompt_tokens_details": {"cached_tokens": 0},
@@ -517,18 +525,7 @@ def openrouter_stream(
 
 
 def groq_stream(tokens: Sequence[str], *, reasoning: Sequence[str] = ()) -> list[str]:
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
-        return data(
-            {
-                "id": "chatcmpl-4f1e2d3c-b5a6-4978-8e9f-a0b1c2d3e4f5",
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": "qwen/qwen3-32b",
-                "system_fingerprint": "fp_5fe4f5f1d9",
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-                **extra,
-            }
-        )
+    chunk = _chunker("chatcmpl-4f1e2d3c-b5a6-4978-8e9f-a0b1c2d3e4f5", "qwen/qwen3-32b", "fp_5fe4f5f1d9")
 
     usage = _usage(tokens, reasoning) | {
         "queue_time": 0.052,

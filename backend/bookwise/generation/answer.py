@@ -6,7 +6,7 @@ answer; any error it raises is returned before a stream opens. ``stream`` yields
 ``bookwise ask`` both run this code.
 
 Plans: ``llm`` (the model answers from the sources or the selection), ``extractive`` (no model:
-the book's own sentences, quoted), ``not_covered`` (retrieval judged the book silent: say so and
+the book's own passages, quoted whole), ``not_covered`` (the book judged silent: say so and
 list the closest sections, never guess). In selected-text mode the scope is the selection, then on
 the reader's request the enclosing section, then the book; only the selection reaches the model
 in the first scope.

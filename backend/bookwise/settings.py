@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(
         None,
         description="Base URL of an OpenAI-compatible chat API (OpenAI, Ollama, vLLM, llama.cpp). "
-        "Unset: answers are extractive (the book's own sentences, quoted).",
+        "Unset: answers are extractive (the book's own passages, quoted whole).",
     )
     llm_api_key: SecretStr | None = Field(None, description="API key of the chat API.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")

@@ -26,8 +26,9 @@ NOT_COVERED = "The book does not seem to cover this. The closest sections are li
 MIN_WORDS = 4  # shorter sentences (headings, labels) make poor quotes
 MAX_PASSAGES = 3
 # A further passage is quoted only when it scores close to the best one: a weak second passage is
-# noise under a good first one.
-FOLLOWING_MARGIN = 0.12
+# noise under a good first one. On eval/docusaurus-docs a margin of 0.3 (vs 0.12, 0.2) put every key
+# fact in 0.58 of answers (vs 0.53, 0.56) at the same first citation and fewer fragments.
+FOLLOWING_MARGIN = 0.3
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 

@@ -41,6 +41,7 @@ from bookwise.settings import Settings
 
 PLACEHOLDER_WIDGET = Path(__file__).with_name("static") / "widget.js"
 REOPEN_EVERY_S = 5.0  # how often a missing index is looked for again
+PREFILL_STOP_S = 30.0  # the longest shutdown waits for the passage prefill's current batch
 
 
 @dataclass
@@ -55,6 +56,7 @@ class _State:
     opened_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     closing: threading.Event = field(default_factory=threading.Event)
+    prefill: threading.Thread | None = None
 
     def _open(self) -> Retriever:
         with self.lock:
@@ -71,7 +73,8 @@ class _State:
                 raise
             self.retriever, self.open_error, self.owns_retriever = retriever, None, True
             if self.llm is None:  # extractive answers rank the book's passages: embed them once, now
-                threading.Thread(target=self._prefill, args=(retriever,), daemon=True).start()
+                self.prefill = threading.Thread(target=self._prefill, args=(retriever,), daemon=True)
+                self.prefill.start()
             return retriever
 
     def _prefill(self, retriever: Retriever) -> None:
@@ -134,6 +137,8 @@ def create_app(
             yield
         finally:
             state.closing.set()
+            if state.prefill is not None:  # let its current batch end before the model goes away
+                await anyio.to_thread.run_sync(state.prefill.join, PREFILL_STOP_S)
             state.feedback.close()
             if state.llm is not None:
                 await state.llm.aclose()

@@ -24,7 +24,7 @@ def test_the_section_quoted_first_is_source_one_and_far_sources_are_not_listed(
     ranked = [scored(1, "Slash.", 1.2), scored(0, "lastmod.", 1.0), scored(2, "x", 0.5)]
     plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
     assert [s.heading for s in plan.sources] == ["trailingSlash", "Sitemap"]
-    assert [(q.source, q.text) for q in plan.quoted] == [(1, "Slash.")]
+    assert [(q.source, q.text) for q in plan.quoted] == [(1, "Slash."), (2, "lastmod.")]
     assert plan.sufficient
 
 

@@ -63,10 +63,10 @@ def part(page: Page, name: str) -> Locator:
     return page.locator(f'{HOST} [data-bw="{name}"]')
 
 
-def wait_state(page: Page, state: str) -> None:
+def wait_state(page: Page, state: str, timeout_ms: float = 5000) -> None:
     from playwright.sync_api import expect
 
-    expect(page.locator(HOST)).to_have_attribute("data-state", state)
+    expect(page.locator(HOST)).to_have_attribute("data-state", state, timeout=timeout_ms)
 
 
 def shadow_focus(page: Page) -> str | None:

@@ -11,13 +11,21 @@ from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
-from bookwise.index.faults import disk_full_error, is_disk_full, warn
+from bookwise.errors import StoreUnavailableError
+from bookwise.index.faults import MB, disk_full_error, free_bytes, is_disk_full, warn
 
 _CORRUPT = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 
-def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _CORRUPT  # primary code of an extended one
+def _code(exc: sqlite3.DatabaseError) -> int:
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+
+
+def _is_full(exc: sqlite3.DatabaseError, path: Path) -> bool:
+    if _code(exc) == sqlite3.SQLITE_FULL or is_disk_full(exc):
+        return True
+    # Creating the WAL or its shared-memory file on a full disk is reported as a plain I/O error.
+    return _code(exc) == sqlite3.SQLITE_IOERR and free_bytes(path.parent) < MB
 
 
 class EmbeddingCache:
@@ -44,10 +52,14 @@ class EmbeddingCache:
         return db
 
     def _rebuild(self, exc: sqlite3.DatabaseError, db: sqlite3.Connection | None) -> sqlite3.Connection:
-        if is_disk_full(exc):
+        """A fresh cache in place of a corrupt one; any other error raised as a clear one."""
+        if _is_full(exc, self._path):
             raise disk_full_error(self._path, exc) from exc
-        if not _is_corrupt(exc):  # locked, unreadable: not ours to delete
-            raise exc
+        if _code(exc) not in _CORRUPT:  # locked, unreadable: not ours to delete
+            raise StoreUnavailableError(
+                f"the embedding cache {self._path} cannot be used ({exc}): check the data dir's "
+                "permissions, or that no other program holds the file"
+            ) from exc
         warn(
             "embedding_cache_corrupt",
             f"the embedding cache {self._path} is unreadable ({exc}): deleted and rebuilt, "
@@ -90,7 +102,7 @@ class EmbeddingCache:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
         except sqlite3.OperationalError as exc:
-            if is_disk_full(exc):
+            if _is_full(exc, self._path):
                 raise disk_full_error(self._path, exc) from exc
             raise
 

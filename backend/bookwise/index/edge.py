@@ -34,7 +34,13 @@ from typing import IO, Any
 
 import qdrant_edge as qe
 
-from bookwise.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError, StoreUnavailableError
+from bookwise.errors import (
+    DiskFullError,
+    IndexBusyError,
+    IndexCorruptError,
+    IndexNotFoundError,
+    StoreUnavailableError,
+)
 from bookwise.index.faults import disk_full_error, ensure_free_space, is_disk_full, used_bytes, warn
 from bookwise.index.store import (
     DENSE,
@@ -165,8 +171,10 @@ def edge_filter(filters: Filters | None) -> qe.Filter | None:
 
 
 class EdgeReader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, min_free_bytes: int = 0) -> None:
+        """``min_free_bytes``: a shard is not opened on a fuller disk (opening one writes to it)."""
         self._root = root
+        self._min_free_bytes = min_free_bytes
         self._lock = threading.Lock()
         self._shard: qe.EdgeShard | None = None
         self._retired: qe.EdgeShard | None = None  # closed one switch later: in-flight queries finish
@@ -194,11 +202,21 @@ class EdgeReader:
         if generation == self._generation:
             return True
         try:
+            # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
+            ensure_free_space(
+                self._root,
+                self._min_free_bytes,
+                f"opening index generation {generation}",
+                then="retry (a running server retries by itself)",
+            )
             shard = qe.EdgeShard.load(str(self._root / "generations" / generation / "shard"))
         except Exception as exc:  # the binding raises plain exceptions
             if self._shard is None:
+                if isinstance(exc, DiskFullError):
+                    raise
                 raise StoreUnavailableError(f"cannot open index generation {generation}: {exc}") from exc
-            self._note("index_generation_unloadable", f"cannot open generation {generation} ({exc})")
+            code = exc.code if isinstance(exc, DiskFullError) else "index_generation_unloadable"
+            self._note(code, f"cannot open generation {generation} ({exc})")
             return True
         with self._lock:
             if self._retired is not None:
@@ -443,7 +461,7 @@ class EdgeStore:
         return sorted(removed)
 
     def open_reader(self) -> EdgeReader:
-        return EdgeReader(self.root)
+        return EdgeReader(self.root, self.min_free_bytes)
 
     def close(self) -> None:
         if self._lock_file is not None:

@@ -40,9 +40,14 @@ def used_bytes(directory: Path) -> int:
     return total
 
 
-def ensure_free_space(path: Path, min_free_bytes: int, doing: str, *, needed_bytes: int = 0) -> None:
+INGEST_AGAIN = "run `bookwise ingest` again"
+
+
+def ensure_free_space(
+    path: Path, min_free_bytes: int, doing: str, *, needed_bytes: int = 0, then: str = INGEST_AGAIN
+) -> None:
     """Raise ``DiskFullError`` before ``doing`` unless the disk of ``path`` has ``needed_bytes`` free
-    beyond the minimum (a minimum of 0 turns the check off)."""
+    beyond the minimum (a minimum of 0 turns the check off); ``then``: what to do once space is freed."""
     if min_free_bytes <= 0:
         return
     free = free_bytes(path)
@@ -51,7 +56,7 @@ def ensure_free_space(path: Path, min_free_bytes: int, doing: str, *, needed_byt
         raise DiskFullError(
             f"only {free / MB:.0f} MB free on the disk of {path} (BOOKWISE_MIN_FREE_DISK_MB is "
             f"{min_free_bytes / MB:.0f}{need}); stopped before {doing}, the live index is untouched: "
-            "free some space (or lower BOOKWISE_MIN_FREE_DISK_MB) and run `bookwise ingest` again"
+            f"free some space (or lower BOOKWISE_MIN_FREE_DISK_MB) and {then}"
         )
 
 

@@ -24,8 +24,9 @@ import httpx
 import pytest
 
 from apiserver import build_book, running_api
-from bookwise.errors import DiskFullError, IndexCorruptError
+from bookwise.errors import ConfigError, DiskFullError, IndexCorruptError
 from bookwise.index import edge
+from bookwise.index.adapt import model_dir
 from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.cache import EmbeddingCache
 from bookwise.index.edge import EdgeReader, EdgeStore, complete_manifest
@@ -373,9 +374,11 @@ def test_pruning_never_removes_the_live_or_the_newest_complete_generation(
 ) -> None:
     _, older, live = gens
     (index_root(settings) / "CURRENT").write_text(json.dumps({"generation": older}))  # rolled back by hand
+    half_built = index_root(settings) / "generations" / "29991231T000000000000Z"
+    (half_built / "shard").mkdir(parents=True)
     store = EdgeStore(settings.data_dir)
     try:
-        assert store.prune(1) == []
+        assert store.prune(1) == [half_built.name]  # was: the newest complete one went, the half-built stayed
     finally:
         store.close()
     assert generations(settings) == sorted([older, live])
@@ -443,6 +446,36 @@ def test_embedding_cache_corrupt_past_its_header_is_rebuilt_when_read(tmp_path: 
     assert cache.get_many("m", ["h1"]) == {"h1": [1.0]}
     cache.close()
     assert faults.codes == ["embedding_cache_corrupt"]
+
+
+@pytest.mark.model
+def test_corrupt_adapted_model_is_adapted_again_with_a_warning_not_a_crash(
+    settings: Settings, make_site: SiteFactory
+) -> None:
+    local = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt_max_pairs": 16})
+    topics = ["reducers", "actions", "stores", "selectors", "thunks", "middleware", "testing", "devtools"]
+    site = make_site(
+        {f"docs/{t}.md": f"# {t.title()}\n\n## About {t}\n\nHow {t} work, in one line.\n" for t in topics}
+    )
+    first = run_ingest(local, read_site_config(site))
+    assert first.adapt_s is not None
+    weights = model_dir(local.data_dir, first.embed_model) / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:4096])  # torn by a crash or a full disk
+
+    page = site / "docs/reducers.md"
+    original = page.read_text()
+    page.write_text("# Reducers\n\n## About reducers\n\nChanged text.\n")
+    with pytest.raises(ConfigError, match="--adapt"):  # an incremental ingest must keep the model
+        run_ingest(local, read_site_config(site))
+    page.write_text(original)  # the same pairs: the same model name, found corrupt on disk
+    again = run_ingest(local, read_site_config(site), adapt=True)
+    assert codes(again) == ["adapted_model_corrupt"]
+    assert again.adapt_s is not None and again.index.switched
+    retriever = Retriever.open(local)
+    try:
+        assert retriever.search("how do reducers work").sections
+    finally:
+        retriever.close()
 
 
 # -- kill -9 mid-ingest -------------------------------------------------------------------------

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bookwise.index.adapt import MIN_PAIRS, AdaptParams, adapt, adapted_name, model_dir, training_pairs
 from bookwise.index.cache import EmbeddingCache
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
-from bookwise.index.faults import MB, ensure_free_space
+from bookwise.index.faults import MB, ensure_free_space, warn
 from bookwise.index.indexer import IndexReport, sync_index
 from bookwise.index.store import IndexStore
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
@@ -196,6 +198,24 @@ def run_ingest(
     return report
 
 
+def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
+    """The adapted model saved in ``target``, or None (and the directory removed) if it will not load.
+
+    A rebuild embeds every chunk anyway, so loading the model now costs nothing extra.
+    """
+    try:
+        embedder = create_embedder(settings, model=name)
+        embedder.embed_documents(["probe"])
+        return embedder
+    except Exception as exc:  # torn weights, a corrupt tokenizer: the model is derived data
+        warn(
+            "adapted_model_corrupt",
+            f"the adapted embedder in {target} cannot be loaded ({exc}): adapting again",
+        )
+        shutil.rmtree(target, ignore_errors=True)
+        return None
+
+
 def _site_embedder(
     settings: Settings,
     store: IndexStore,
@@ -225,7 +245,9 @@ def _site_embedder(
     name = adapted_name(pairs, params)
     target = model_dir(settings.data_dir, name)
     if (target / "config.json").is_file():  # the same pairs and parameters: the same model
-        return create_embedder(settings, model=name), False
+        existing = _loadable(settings, name, target)
+        if existing is not None:
+            return existing, False
     if hooks.on_adapt is not None:
         hooks.on_adapt(len(pairs))
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -238,18 +238,19 @@ class EdgeReader:
         if fault is None:
             return None  # nothing ingested yet
         code, message = fault
+        repair = "`bookwise ingest` repairs CURRENT"
         if self._shard is not None and (self._root / "generations" / self._generation).is_dir():
-            self._note(code, f"{message}; still serving the loaded generation {self._generation}")
+            self._note(code, f"{message}; still serving the loaded generation {self._generation}; {repair}")
             return None
         found = newest_complete(self._root, skip=current)
         if found is not None:
-            self._note(code, f"{message}; serving the newest complete generation {found[0]}")
+            self._note(code, f"{message}; serving the newest complete generation {found[0]}; {repair}")
         return found
 
     def _note(self, code: str, message: str) -> None:
         if message != self._fault:
             self._fault = message
-            warn(code, message + "; `bookwise ingest` repairs CURRENT")
+            warn(code, message)
 
     def _current(self) -> qe.EdgeShard:
         shard = self._shard

@@ -261,6 +261,8 @@ def _print_report(report: dict[str, Any]) -> None:
     for error in report["errors"]:
         where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
         lines.append(f"error: {where}: {error['message']} [{error['code']}]")
+    for warning in report["warnings"]:  # data-directory faults the ingest recovered from
+        lines.append(f"warning: {warning['message']} [{warning['code']}]")
     if report["manifest"] is not None:
         lines.extend(_manifest_lines(report["manifest"]))
     print("\n".join(lines))

@@ -7,6 +7,7 @@
   - IndexError_                 the vector index cannot be used
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
     - RetrievalTimeoutError
+    - IndexCorruptError · DiskFullError   (data-directory faults)
   - EmbeddingError              the embedder failed (network, model)
   - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
   - GenerationError             the language model failed
@@ -201,3 +202,18 @@ class ServerBusyError(RequestRejected):
 class NotFoundError(RequestRejected):
     code = "not_found"
     status_code = 404
+
+
+# Data-directory faults (issue 16): what the index layer cannot recover from by itself.
+
+
+class IndexCorruptError(IndexError_):
+    """Generations exist but none is complete and readable (a corrupt manifest, a crashed ingest)."""
+
+    code = "index_corrupt"
+
+
+class DiskFullError(IndexError_):
+    """The data directory's disk is (nearly) full: nothing was written, the live index is untouched."""
+
+    code = "disk_full"

@@ -218,6 +218,14 @@ class Settings(BaseSettings):
         "(the demo; one origin, so no CORS). Unset: the API only.",
     )
 
+    # Data-directory faults (issue 16).
+    min_free_disk_mb: int = Field(
+        200,
+        ge=0,
+        description="Free space (MB) the data dir's disk must keep: an ingest stops with `disk_full` "
+        "before writing (and between batches) below it, the live index untouched. 0 disables the check.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bookwise.index.adapt import MIN_PAIRS, AdaptParams, adapt, adapted_name, model_dir, training_pairs
 from bookwise.index.cache import EmbeddingCache
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
+from bookwise.index.faults import MB, ensure_free_space, warn
 from bookwise.index.indexer import IndexReport, sync_index
 from bookwise.index.store import IndexStore
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
@@ -34,6 +39,8 @@ class IngestReport:
     duration_s: float = 0.0
     dry_run: bool = False
     manifest: ManifestCheck | None = None
+    # Data-directory faults recovered from (corrupt CURRENT, manifest or cache): {"code", "message"}.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +55,7 @@ class IngestReport:
             "duration_s": round(self.duration_s, 3),
             "dry_run": self.dry_run,
             "manifest": None if self.manifest is None else self.manifest.to_dict(),
+            "warnings": self.warnings,
         }
 
 
@@ -56,6 +64,32 @@ class Hooks:
     on_file: Callable[[str], None] | None = None
     on_embed: Callable[[int, int], None] | None = None
     on_adapt: Callable[[int], None] | None = None  # called with the number of training pairs
+
+
+class _FaultCollector(logging.Handler):
+    """Keeps the data-directory faults the index layer logs during one ingest, for its report."""
+
+    def __init__(self, into: list[dict[str, str]]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        code = getattr(record, "fields", {}).get("code", "")
+        message = record.getMessage().removeprefix(f"{code}: ")
+        entry = {"code": code, "message": message}
+        if code and entry not in self.into:
+            self.into.append(entry)
+
+
+@contextmanager
+def _collect_faults(into: list[dict[str, str]]) -> Iterator[None]:
+    handler = _FaultCollector(into)
+    logger = logging.getLogger("bookwise.index")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def git_commit(site: SiteConfig) -> str | None:
@@ -114,42 +148,72 @@ def run_ingest(
         dry_run=dry_run,
         manifest=result.manifest,
     )
-    own_store = store is None
-    store = store or open_store(settings)
-    cache = EmbeddingCache(settings.data_dir / "embeddings.sqlite")
-    try:
-        if embedder is None:
-            adapt_started = time.perf_counter()
-            embedder, adapted = _site_embedder(
-                settings, store, result.chunks, sizing, rebuild=reindex or adapt, dry_run=dry_run, hooks=hooks
+    with _collect_faults(report.warnings):  # the report lists the faults survived
+        own_store = store is None
+        store = store or open_store(settings)
+        cache: EmbeddingCache | None = None
+        try:
+            if not dry_run:  # before anything is written: Edge on a full disk dies of SIGBUS, silently
+                store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
+                ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
+            cache = EmbeddingCache(settings.data_dir / "embeddings.sqlite")
+            if embedder is None:
+                adapt_started = time.perf_counter()
+                embedder, adapted = _site_embedder(
+                    settings,
+                    store,
+                    result.chunks,
+                    sizing,
+                    rebuild=reindex or adapt,
+                    dry_run=dry_run,
+                    hooks=hooks,
+                )
+                if adapted:
+                    report.adapt_s = time.perf_counter() - adapt_started
+            report.embed_model = embedder.model_id
+            report.index = sync_index(
+                result.chunks,
+                store,
+                embedder,
+                cache,
+                site_info={
+                    "url": site.url,
+                    "base_url": site.base_url,
+                    "route_base_path": site.route_base_path,
+                    "trailing_slash": site.trailing_slash,
+                },
+                docs_commit=docs_commit or git_commit(site),
+                reindex=reindex or adapt,
+                dry_run=dry_run,
+                keep_generations=settings.keep_generations,
+                batch_size=settings.embedding_batch_size,
+                progress=hooks.on_embed,
             )
-            if adapted:
-                report.adapt_s = time.perf_counter() - adapt_started
-        report.embed_model = embedder.model_id
-        report.index = sync_index(
-            result.chunks,
-            store,
-            embedder,
-            cache,
-            site_info={
-                "url": site.url,
-                "base_url": site.base_url,
-                "route_base_path": site.route_base_path,
-                "trailing_slash": site.trailing_slash,
-            },
-            docs_commit=docs_commit or git_commit(site),
-            reindex=reindex or adapt,
-            dry_run=dry_run,
-            keep_generations=settings.keep_generations,
-            batch_size=settings.embedding_batch_size,
-            progress=hooks.on_embed,
-        )
-    finally:
-        cache.close()
-        if own_store:
-            store.close()
+        finally:
+            if cache is not None:
+                cache.close()
+            if own_store:
+                store.close()
     report.duration_s = time.perf_counter() - started
     return report
+
+
+def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
+    """The adapted model saved in ``target``, or None (and the directory removed) if it will not load.
+
+    A rebuild embeds every chunk anyway, so loading the model now costs nothing extra.
+    """
+    try:
+        embedder = create_embedder(settings, model=name)
+        embedder.embed_documents(["probe"])
+        return embedder
+    except Exception as exc:  # torn weights, a corrupt tokenizer: the model is derived data
+        warn(
+            "adapted_model_corrupt",
+            f"the adapted embedder in {target} cannot be loaded ({exc}): adapting again",
+        )
+        shutil.rmtree(target, ignore_errors=True)
+        return None
 
 
 def _site_embedder(
@@ -181,7 +245,9 @@ def _site_embedder(
     name = adapted_name(pairs, params)
     target = model_dir(settings.data_dir, name)
     if (target / "config.json").is_file():  # the same pairs and parameters: the same model
-        return create_embedder(settings, model=name), False
+        existing = _loadable(settings, name, target)
+        if existing is not None:
+            return existing, False
     if hooks.on_adapt is not None:
         hooks.on_adapt(len(pairs))
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -5,27 +5,43 @@ Layout under ``<data_dir>/index``::
     CURRENT                         {"generation": "..."}: replaced atomically (rename) to switch
     generations/<gen>/shard/        the Edge shard (segments, WAL)
     generations/<gen>/manifest.json model, dimension, chunk hashes (Edge has no collection metadata)
+    generations/<gen>/COMPLETE      written last, atomically: the manifest's SHA-256
     ingest.lock                     one writer at a time
 
-A generation is complete (shard flushed and closed, manifest written) before CURRENT points at it, so
-readers see the old index or the new one, never a mix; an interrupted ingest leaves only garbage
-that the next prune removes.
+A generation is *complete* when its ``COMPLETE`` marker matches its manifest (the shard was flushed
+and closed before either was written); generations from before the marker, whose manifest was the
+last thing written, count as complete when their manifest reads. CURRENT only ever names a complete
+generation, so readers see the old index or the new one, never a mix.
+
+Faults of the data directory are survived rather than served as errors: when CURRENT is missing,
+corrupt, or names a generation whose manifest is corrupt, a running reader keeps the generation it
+has loaded and a starting one (or an ingest) uses the newest complete generation, logging the fault
+with its code. Half-built generations left by a crash are removed before the next write, and
+pruning never removes the live or the newest complete generation.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
 import qdrant_edge as qe
 
-from bookwise.errors import IndexBusyError, IndexNotFoundError, StoreUnavailableError
+from bookwise.errors import (
+    DiskFullError,
+    IndexBusyError,
+    IndexCorruptError,
+    IndexNotFoundError,
+    StoreUnavailableError,
+)
+from bookwise.index.faults import disk_full_error, ensure_free_space, is_disk_full, used_bytes, warn
 from bookwise.index.store import (
     DENSE,
     INTEGER_FIELDS,
@@ -40,15 +56,108 @@ from bookwise.index.store import (
 )
 
 BATCH = 512
+COMPLETE = "COMPLETE"
+LAYOUT_KEY = "edge_layout"  # in manifests written with a COMPLETE marker: without one they are half-built
+LAYOUT = 2
+
+Fault = tuple[str, str]  # (code, message)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)  # the rename itself survives a power cut
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def complete_manifest(directory: Path) -> IndexManifest | None:
+    """The manifest of the generation in ``directory`` if it is complete; None if half-built or corrupt."""
+    try:
+        raw = (directory / "manifest.json").read_bytes()
+        data = json.loads(raw)
+        manifest = IndexManifest.from_dict(data)
+    except (OSError, ValueError, TypeError, AttributeError):  # missing, not JSON, not a manifest
+        return None
+    if not (directory / "shard").is_dir():
+        return None
+    try:
+        marker = json.loads((directory / COMPLETE).read_bytes())
+    except FileNotFoundError:
+        return None if LAYOUT_KEY in data else manifest  # an older layout: the manifest was written last
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("manifest_sha256") != _digest(raw):
+        return None
+    return manifest
+
+
+def read_current(root: Path) -> tuple[str | None, Fault | None]:
+    """The generation CURRENT names, and the fault if it is missing (with generations on disk) or corrupt."""
+    path = root / "CURRENT"
+    try:
+        generation = json.loads(path.read_text("utf-8"))["generation"]
+        if not isinstance(generation, str) or not generation or "/" in generation:
+            raise ValueError(f"not a generation name: {generation!r}")
+        return generation, None
+    except FileNotFoundError:
+        if generation_names(root):
+            return None, ("index_current_missing", f"{path} is missing")
+        return None, None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, ("index_current_corrupt", f"{path} is corrupt ({exc})")
+
+
+def generation_names(root: Path) -> list[str]:
+    """Every generation directory, oldest first (names start with their UTC creation time)."""
+    generations = root / "generations"
+    if not generations.is_dir():
+        return []
+    return sorted(p.name for p in generations.iterdir() if p.is_dir())
+
+
+def newest_complete(root: Path, skip: str | None = None) -> tuple[str, IndexManifest] | None:
+    for name in reversed(generation_names(root)):
+        manifest = complete_manifest(root / "generations" / name) if name != skip else None
+        if manifest is not None:
+            return name, manifest
+    return None
+
+
+def live_generation(root: Path) -> tuple[str | None, IndexManifest | None, Fault | None]:
+    """The generation CURRENT names and its manifest when it is complete; else the fault."""
+    current, fault = read_current(root)
+    if current is None:
+        return None, None, fault
+    manifest = complete_manifest(root / "generations" / current)
+    if manifest is None:
+        return (
+            current,
+            None,
+            (
+                "index_generation_corrupt",
+                f"CURRENT names generation {current}, which is missing, half-built or has a corrupt manifest",
+            ),
+        )
+    return current, manifest, None
 
 
 def edge_filter(filters: Filters | None) -> qe.Filter | None:
@@ -62,14 +171,22 @@ def edge_filter(filters: Filters | None) -> qe.Filter | None:
 
 
 class EdgeReader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, min_free_bytes: int = 0) -> None:
+        """``min_free_bytes``: a shard is not opened on a fuller disk (opening one writes to it)."""
         self._root = root
+        self._min_free_bytes = min_free_bytes
         self._lock = threading.Lock()
         self._shard: qe.EdgeShard | None = None
         self._retired: qe.EdgeShard | None = None  # closed one switch later: in-flight queries finish
         self._generation = ""
         self._manifest: IndexManifest | None = None
+        self._fault = ""  # the fault last logged: logged once, not at every refresh
         if not self.refresh():
+            if generation_names(root) or (root / "CURRENT").exists():
+                raise IndexCorruptError(
+                    f"no complete index generation in {root} (a crashed ingest or a corrupt manifest): "
+                    "rebuild it with `bookwise ingest --reindex`"
+                )
             raise IndexNotFoundError(f"no index in {root}: run `bookwise ingest` first")
 
     @property
@@ -78,21 +195,62 @@ class EdgeReader:
         return self._manifest
 
     def refresh(self) -> bool:
-        generation = EdgeStore.current_generation(self._root)
-        if generation is None or generation == self._generation:
+        target = self._target()
+        if target is None:
             return self._shard is not None
-        directory = self._root / "generations" / generation
-        manifest = IndexManifest.from_dict(json.loads((directory / "manifest.json").read_text("utf-8")))
+        generation, manifest = target
+        if generation == self._generation:
+            return True
         try:
-            shard = qe.EdgeShard.load(str(directory / "shard"))
+            # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
+            ensure_free_space(
+                self._root,
+                self._min_free_bytes,
+                f"opening index generation {generation}",
+                then="retry (a running server retries by itself)",
+            )
+            shard = qe.EdgeShard.load(str(self._root / "generations" / generation / "shard"))
         except Exception as exc:  # the binding raises plain exceptions
-            raise StoreUnavailableError(f"cannot open index generation {generation}: {exc}") from exc
+            if self._shard is None:
+                if isinstance(exc, DiskFullError):
+                    raise
+                raise StoreUnavailableError(f"cannot open index generation {generation}: {exc}") from exc
+            code = exc.code if isinstance(exc, DiskFullError) else "index_generation_unloadable"
+            self._note(code, f"cannot open generation {generation} ({exc})")
+            return True
         with self._lock:
             if self._retired is not None:
                 self._retired.close()
             self._retired, self._shard = self._shard, shard
             self._generation, self._manifest = generation, manifest
         return True
+
+    def _target(self) -> tuple[str, IndexManifest] | None:
+        """The generation to serve, or None to keep the loaded one (or to have none)."""
+        current, fault = read_current(self._root)
+        if current is not None and current == self._generation:
+            self._fault = ""
+            return None  # unchanged: the common case, one small read
+        current, manifest, fault = live_generation(self._root)
+        if current is not None and manifest is not None:
+            self._fault = ""
+            return current, manifest
+        if fault is None:
+            return None  # nothing ingested yet
+        code, message = fault
+        repair = "`bookwise ingest` repairs CURRENT"
+        if self._shard is not None and (self._root / "generations" / self._generation).is_dir():
+            self._note(code, f"{message}; still serving the loaded generation {self._generation}; {repair}")
+            return None
+        found = newest_complete(self._root, skip=current)
+        if found is not None:
+            self._note(code, f"{message}; serving the newest complete generation {found[0]}; {repair}")
+        return found
+
+    def _note(self, code: str, message: str) -> None:
+        if message != self._fault:
+            self._fault = message
+            warn(code, message)
 
     def _current(self) -> qe.EdgeShard:
         shard = self._shard
@@ -157,19 +315,14 @@ class EdgeReader:
 
 
 class EdgeStore:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, min_free_bytes: int = 0) -> None:
+        """``min_free_bytes``: the free space an ingest keeps on the disk (``BOOKWISE_MIN_FREE_DISK_MB``)."""
         self.root = data_dir / "index"
         self.root.mkdir(parents=True, exist_ok=True)
+        self.min_free_bytes = min_free_bytes
         self._lock_file: IO[str] | None = None  # taken by the first write; readers never take it
-
-    @staticmethod
-    def current_generation(root: Path) -> str | None:
-        try:
-            return str(json.loads((root / "CURRENT").read_text("utf-8"))["generation"])
-        except FileNotFoundError:
-            return None
-        except (ValueError, KeyError) as exc:
-            raise StoreUnavailableError(f"{root / 'CURRENT'} is corrupt: {exc}") from exc
+        self._pointer_ok = True
+        self._warned: set[str] = set()
 
     def _acquire(self) -> None:
         if self._lock_file is not None:
@@ -182,18 +335,41 @@ class EdgeStore:
             raise IndexBusyError(f"another ingest is writing {self.root}") from exc
         self._lock_file = handle
 
+    def _warn(self, code: str, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            warn(code, message)
+
     def live_manifest(self) -> IndexManifest | None:
-        generation = self.current_generation(self.root)
-        if generation is None:
+        """The live generation's manifest; if CURRENT is broken, the newest complete generation's."""
+        current, manifest, fault = live_generation(self.root)
+        self._pointer_ok = fault is None
+        if manifest is not None or fault is None:
+            return manifest
+        code, message = fault
+        found = newest_complete(self.root, skip=current)
+        if found is None:
+            self._warn(code, f"{message}; no complete generation is left: the ingest rebuilds the index")
             return None
-        path = self.root / "generations" / generation / "manifest.json"
-        return IndexManifest.from_dict(json.loads(path.read_text("utf-8")))
+        self._warn(code, f"{message}; the ingest starts from the newest complete generation {found[0]}")
+        return found[1]
+
+    def pointer_ok(self) -> bool:
+        return self._pointer_ok
 
     def fetch_dense(self, ids: list[str]) -> dict[str, list[float]]:
         return {}  # the embedding cache beside the index serves unchanged chunks
 
     def write_generation(self, manifest: IndexManifest, points: Iterable[IndexPoint]) -> None:
-        self._acquire()
+        self.remove_half_built()  # a crashed ingest's leftovers: their space is needed first
+        current, _ = read_current(self.root)
+        live = self.root / "generations" / current if current else None
+        ensure_free_space(  # the new generation will take about as much as the live one
+            self.root,
+            self.min_free_bytes,
+            "writing a new index generation",
+            needed_bytes=used_bytes(live) if live is not None and live.is_dir() else 0,
+        )
         directory = self.root / "generations" / manifest.generation
         if directory.exists():
             shutil.rmtree(directory)
@@ -203,16 +379,32 @@ class EdgeStore:
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
         try:
-            self._build_shard(directory / "shard", config, points)
-            _write_atomic(directory / "manifest.json", manifest.to_json())
-        except BaseException:
+            self._build_shard(directory / "shard", config, points, self._check_space)
+            text = json.dumps(json.loads(manifest.to_json()) | {LAYOUT_KEY: LAYOUT}, sort_keys=True)
+            _write_atomic(directory / "manifest.json", text)
+            marker = {"generation": manifest.generation, "manifest_sha256": _digest(text.encode())}
+            _write_atomic(directory / COMPLETE, json.dumps(marker))  # last: the generation is complete
+        except BaseException as exc:
             # A half-built generation is never made current: remove it so it cannot be mistaken for one.
             shutil.rmtree(directory, ignore_errors=True)
+            if isinstance(exc, Exception) and is_disk_full(exc):
+                raise disk_full_error(self.root, exc) from exc
             raise
-        _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
+        try:
+            _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
+        except OSError as exc:  # the new generation is complete but not live: the old one still is
+            if is_disk_full(exc):
+                raise disk_full_error(self.root, exc) from exc
+            raise
+        self._pointer_ok = True
+
+    def _check_space(self, doing: str = "writing the next batch of the index") -> None:
+        ensure_free_space(self.root, self.min_free_bytes, doing)
 
     @staticmethod
-    def _build_shard(path: Path, config: qe.EdgeConfig, points: Iterable[IndexPoint]) -> None:
+    def _build_shard(
+        path: Path, config: qe.EdgeConfig, points: Iterable[IndexPoint], check_space: Callable[[], None]
+    ) -> None:
         shard = qe.EdgeShard.create(str(path), config)
         try:
             for name in KEYWORD_FIELDS:
@@ -227,30 +419,50 @@ class EdgeStore:
                 }
                 batch.append(qe.Point(id=point.id, vector=vector, payload=point.payload))  # type: ignore[arg-type]
                 if len(batch) >= BATCH:
+                    check_space()  # Edge writes through memory maps: a full disk there is a SIGBUS
                     shard.update(qe.UpdateOperation.upsert_points(batch))
                     batch = []
+            check_space()
             if batch:
                 shard.update(qe.UpdateOperation.upsert_points(batch))
+            check_space()  # optimizing rewrites the segments
             shard.optimize()
             shard.flush()
         finally:
             shard.close()
 
-    def prune(self, keep: int) -> list[str]:
+    def remove_half_built(self) -> list[str]:
+        """Generations no ingest will finish (we hold the lock), except the one CURRENT names."""
         self._acquire()
-        current = self.current_generation(self.root)
-        generations = self.root / "generations"
-        if not generations.is_dir():
-            return []
-        names = sorted(p.name for p in generations.iterdir() if p.is_dir())
-        kept = set(names[-keep:]) | ({current} if current else set())
-        removed = [n for n in names if n not in kept]
+        current, _ = read_current(self.root)
+        removed = [
+            name
+            for name in generation_names(self.root)
+            if name != current and complete_manifest(self.root / "generations" / name) is None
+        ]
         for name in removed:
-            shutil.rmtree(generations / name, ignore_errors=True)
+            shutil.rmtree(self.root / "generations" / name, ignore_errors=True)
         return removed
 
+    def prune(self, keep: int) -> list[str]:
+        """Half-built generations first, then complete ones beyond the ``keep`` newest; never the live
+        generation nor the newest complete one."""
+        removed = self.remove_half_built()
+        current, _ = read_current(self.root)
+        complete = [
+            name
+            for name in generation_names(self.root)
+            if complete_manifest(self.root / "generations" / name) is not None
+        ]
+        kept = set(complete[-max(keep, 1) :]) | ({current} if current else set())
+        for name in complete:
+            if name not in kept:
+                shutil.rmtree(self.root / "generations" / name, ignore_errors=True)
+                removed.append(name)
+        return sorted(removed)
+
     def open_reader(self) -> EdgeReader:
-        return EdgeReader(self.root)
+        return EdgeReader(self.root, self.min_free_bytes)
 
     def close(self) -> None:
         if self._lock_file is not None:

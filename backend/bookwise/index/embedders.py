@@ -104,7 +104,13 @@ class LocalEmbedder:
                 from sentence_transformers import SentenceTransformer
 
                 quiet_transformers()
-                self._model = SentenceTransformer(self._path, device="cpu")
+                try:
+                    self._model = SentenceTransformer(self._path, device="cpu")
+                except Exception as exc:  # torn or corrupt weights: a clear error, not a traceback
+                    raise ConfigError(
+                        f"the embedding model in {self._path} cannot be loaded ({exc}): if it is a "
+                        "site-adapted one, run `bookwise ingest --adapt` to adapt it again"
+                    ) from exc
             return self._model
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:

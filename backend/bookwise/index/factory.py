@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bookwise.index.edge import EdgeStore
+from bookwise.index.faults import MB
 from bookwise.index.server import QdrantServerStore
 from bookwise.index.store import IndexStore
 from bookwise.settings import Settings
@@ -25,4 +26,4 @@ def open_store(settings: Settings) -> IndexStore:
                 check_compatibility=False,
             )
         return QdrantServerStore(client, settings.qdrant_collection)
-    return EdgeStore(settings.data_dir)
+    return EdgeStore(settings.data_dir, min_free_bytes=settings.min_free_disk_mb * MB)

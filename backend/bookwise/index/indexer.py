@@ -81,7 +81,8 @@ def sync_index(
         else:
             report.updated += 1
     report.deleted = len(set(previous) - set(hashes))
-    if live is not None and not reindex and not (report.created or report.updated or report.deleted):
+    unchanged = not (report.created or report.updated or report.deleted)
+    if live is not None and not reindex and unchanged and store.pointer_ok():  # else: repair the pointer
         if docs_commit is None or docs_commit == live.docs_commit:
             report.generation = live.generation
             return report

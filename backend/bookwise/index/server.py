@@ -156,6 +156,9 @@ class QdrantServerStore:
                     break
         return manifest
 
+    def pointer_ok(self) -> bool:
+        return True  # Qdrant moves the alias atomically: there is no pointer file to break
+
     def fetch_dense(self, ids: list[str]) -> dict[str, list[float]]:
         collection = self._live_collection()
         if collection is None or not ids:
@@ -217,12 +220,19 @@ class QdrantServerStore:
                 raise StoreUnavailableError(f"writing to Qdrant failed: {exc}") from exc
             raise
 
+    def remove_half_built(self) -> list[str]:
+        return []  # a failed write deletes its collection; one a crash left is pruned once it is old
+
     def prune(self, keep: int) -> list[str]:
+        """Collections older than the live one beyond ``keep``: newer ones are being written by another
+        ingest or were left by a crash (pruned once a later switch makes them old), never the last good."""
         live = self._live_collection()
+        if live is None:
+            return []
         prefix = f"{self.alias}__"
         names = sorted(c.name for c in self.client.get_collections().collections if c.name.startswith(prefix))
-        kept = set(names[-keep:]) | ({live} if live else set())
-        removed = [n for n in names if n not in kept]
+        older = [n for n in names if n < live]
+        removed = older[: max(len(older) - (keep - 1), 0)]
         for name in removed:
             self.client.delete_collection(name)
         return removed

@@ -134,12 +134,20 @@ class IndexReader(Protocol):
 class IndexStore(Protocol):
     def live_manifest(self) -> IndexManifest | None: ...
 
+    def pointer_ok(self) -> bool:
+        """False when the live pointer was broken at the last ``live_manifest`` (which then fell back
+        to the newest complete generation): the next ingest must switch even if nothing changed."""
+
     def fetch_dense(self, ids: list[str]) -> dict[str, list[float]]: ...
 
     def write_generation(self, manifest: IndexManifest, points: Iterable[IndexPoint]) -> None:
         """Build the generation aside, then make it the live one in one atomic step."""
 
-    def prune(self, keep: int) -> list[str]: ...
+    def remove_half_built(self) -> list[str]:
+        """Remove what crashed ingests left half-built (taking the write lock): their space first."""
+
+    def prune(self, keep: int) -> list[str]:
+        """Old generations beyond ``keep``; never the live one nor the newest complete one."""
 
     def open_reader(self) -> IndexReader: ...
 

@@ -4,6 +4,7 @@ other reader is served as if nothing happened."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from apiserver import build_book
+from apiserver import BOOK, chat, hash_settings, ingest_hashed
 from bookwise.api.app import create_app
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
@@ -21,6 +22,22 @@ from bookwise.retrieval.retriever import Retriever
 from servers import serve_in_thread
 
 QUERY = "What do quokkas eat in the morning?"
+# Author content that is markup, not text, and links that leave the site (docs served at `/`).
+HOSTILE_SITE = {
+    "docusaurus.config.js": "module.exports = {url: 'https://docs.example.org', baseUrl: '/', "
+    "presets: [['classic', {docs: {routeBasePath: '/'}}]]};\n",
+    "docs/wombats/_category_.json": '{"label": "<script>alert(1)</script>Wombat <b>care</b> &amp; co"}',
+    "docs/wombats/digging/_category_.json": '{"label": "<img src=x onerror=alert(1)>Digging"}',
+    "docs/wombats/digging/burrows.md": (
+        '---\ntitle: "<img src=x onerror=alert(1)>Wombat &amp; burrows"\nslug: "/\\\\evil.example/x"\n---\n\n'
+        '## <b>Bold</b> wombat claws &amp; more {#"><svg onload=alert(1)>}\n\n'
+        "Wombats dig burrows with strong claws.\n\n"
+        "## The `<select>` wombat element\n\nWombats select their burrows with care.\n"
+    ),
+    "docs/wombats/diet.md": (
+        '---\nslug: "//evil.example/y"\n---\n\n## Wombat diet\n\nWombats dig for grass roots.\n'
+    ),
+}
 
 
 class _PoisonableEmbedder(HashEmbedder):
@@ -52,7 +69,12 @@ def embedder() -> _PoisonableEmbedder:
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory, embedder: _PoisonableEmbedder) -> Iterator[str]:
     """The book served by the real app, its retriever on the poisonable embedder."""
-    settings = build_book(tmp_path_factory.mktemp("hostile"))
+    root = tmp_path_factory.mktemp("hostile")
+    settings = hash_settings(root / "data")
+    for relative, content in {**BOOK, **HOSTILE_SITE}.items():
+        (root / "site" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / "site" / relative).write_text(content, encoding="utf-8")
+    ingest_hashed(settings, root / "site")
     store = open_store(settings)
     retriever = Retriever(settings, store.open_reader(), embedder)
     try:
@@ -158,3 +180,45 @@ def test_lone_surrogate_in_one_search_does_not_fail_its_batch_neighbours(
         assert post({"query": QUERY}).status_code == 200  # serving goes on
     # The poison did share rounds with normal queries: without the retry, those would have failed.
     assert any(size > 1 and poisoned for size, poisoned in embedder.rounds)
+
+
+CLEAN_URL = re.compile(r"^/(?![/\\\\])[A-Za-z0-9\-._~!$&*+,;=:@/%]*(#[A-Za-z0-9\-._~!$&*+,;=:@/%?]+)?$")
+TEXT_FIELDS = ("title", "heading", "heading_text", "module", "chapter")
+
+
+def assert_clean_source(source: dict[str, Any]) -> None:
+    for name in ("url", "page_url"):
+        assert CLEAN_URL.match(source[name]), (name, source[name])
+    assert source["url"].split("#")[0] == source["page_url"]
+    texts = [str(source[name] or "") for name in TEXT_FIELDS] + source["breadcrumb"]
+    for text in texts:
+        assert not re.search(r"<(script|img|svg|b)\b|onerror|onload|&amp;", text, re.I), text
+
+
+def test_raw_author_html_and_off_site_urls_never_reach_search_results(url: str) -> None:
+    """Was: titles, headings, modules and chapters carried raw HTML, a URL was `/\\evil.example/x`
+    (another site, to a browser) and an anchor `"><svg onload=…>`."""
+    response = httpx.post(
+        f"{url}/api/search", json={"query": "wombat burrows claws diet select", "top_k": 10}
+    )
+    assert response.status_code == 200
+    sources = response.json()["sources"]
+    by_heading = {source["heading_text"]: source for source in sources}
+    for source in sources:
+        assert_clean_source(source)
+    claws = by_heading["Bold wombat claws & more"]
+    assert claws["title"] == "Wombat & burrows" and claws["breadcrumb"][0] == "Wombat & burrows"
+    assert claws["module"] == "Wombat care & co" and claws["chapter"] == "Digging"
+    assert claws["page_url"] == "/evil.example/x"  # a path of this site, not a host
+    assert claws["url"] == "/evil.example/x#%22%3E%3Csvg%20onload=alert%281%29%3E"
+    assert claws["anchor"] == "%22%3E%3Csvg%20onload=alert%281%29%3E"
+    select = by_heading["The <select> wombat element"]  # inline code is text, kept as written
+    assert select["heading"] == "The `<select>` wombat element"
+    assert by_heading["Wombat diet"]["page_url"] == "/evil.example/y"
+
+
+def test_raw_author_html_never_reaches_the_sources_of_an_answer(url: str) -> None:
+    stream = chat(url, {"question": "How do wombats dig burrows with claws?"})
+    assert stream.names()[-1] == "done"
+    for source in stream.first("sources")["sources"]:
+        assert_clean_source(source)

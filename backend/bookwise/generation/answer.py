@@ -39,7 +39,7 @@ from bookwise.generation.prompts import (
 )
 from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
-from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 
@@ -129,8 +129,10 @@ def _pieces(text: str) -> list[str]:
 
 
 def _label(source: SectionResult) -> str:
-    heading = source.heading_text
-    return f"{source.title} › {heading}" if heading and heading != source.title else source.title
+    """A Markdown link text: plain text, its brackets escaped so it cannot end the link."""
+    title, heading = plain_text(source.title), plain_text(source.heading_text, code_spans(source.heading))
+    label = f"{title} › {heading}" if heading and heading != title else title
+    return re.sub(r"([\\\[\]])", r"\\\1", label)
 
 
 def not_covered_answer(sources: Sequence[SectionResult]) -> str:

@@ -54,7 +54,7 @@ def _check_text(value: Any, where: str) -> None:
         problem = _bad_text(value)
         if problem is not None:
             raise PydanticCustomError(
-                "invalid_text", "{field} {problem}", {"field": where, "problem": problem}
+                "invalid_text", "{field} {problem}", {"field": where or "the body", "problem": problem}
             )
     elif isinstance(value, dict):
         for key, item in value.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -181,7 +182,7 @@ def test_eval_answers_scores_what_readers_get_and_gates_ci(
         prompt = str(body["messages"][-1]["content"])  # type: ignore[index]
         if "Sentences of the answer:" in prompt:  # the judge
             return ['{"sentences": [{"n": 1, "supported": false, "reason": "not in [2]"}]}']
-        store = 1 if "The store holds" in prompt.split("</source>")[0] else 2
+        store = 1 if "The store holds" in re.split(r"</source-[0-9a-f]+>", prompt)[0] else 2
         return [f"The store holds the state [{store}].\n\n> holds the state tree [{store}]"]
 
     fake.respond = wrong_model

@@ -3,6 +3,7 @@ follow-ups, and the fake LLM's tokens, citations and usage."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def test_llm_answer_keeps_valid_citations_and_drops_invented_ones(llm_url: str, 
     assert done["quotes"][0]["url"] == "/docs/care/feeding#morning-feed"
     assert stream.first("meta")["model"] == "fake-1"
     messages = fake.last_request["messages"]
-    assert messages[0]["role"] == "system" and '<source n="1"' in messages[-1]["content"]
+    assert messages[0]["role"] == "system" and re.search(r'<source-[0-9a-f]+ n="1"', messages[-1]["content"])
     assert fake.last_request["stream"] is True
 
 
@@ -217,11 +218,11 @@ def test_injected_instructions_in_the_book_stay_inside_their_source_block(
     chat(llm_url, {"question": "What does the injected note say about the system prompt?"})
     system, user = fake.last_request["messages"]
     assert "CANARY-7731" not in system["content"]
-    assert "CANARY-7731" in user["content"]  # present as quoted text…
-    assert user["content"].count("</source>") == user["content"].count(
-        "<source "
-    )  # …that cannot close its block
-    assert '<source n="9"' not in user["content"]
+    # Present as quoted text, inside a block whose keyed closing tag the page cannot know.
+    (tag,) = set(re.findall(r"<(source-[0-9a-f]+) n=", user["content"]))
+    blocks = re.findall(rf"<{tag} [^>]*>\n(.*?)\n</{tag}>", user["content"], re.DOTALL)
+    assert any("CANARY-7731" in block for block in blocks), user["content"]
+    assert user["content"].count(f"<{tag} ") == len(blocks)
 
 
 def test_selection_leaks_no_book_text_into_the_prompt_or_the_answer(llm_url: str, fake: FakeLLM) -> None:

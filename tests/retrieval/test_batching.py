@@ -61,3 +61,35 @@ def test_a_failed_batch_fails_each_waiter_and_the_next_call_works() -> None:
     with pytest.raises(RuntimeError, match="model crashed"):
         batcher.embed("a")
     assert batcher.embed("b") == [1.0]
+
+
+def test_lone_surrogate_in_one_search_does_not_fail_its_batch_neighbours() -> None:
+    embedder = SlowEmbedder()  # like the real tokenizer, it fails any batch holding a lone surrogate
+    batcher = QueryBatcher(embedder.embed_documents)
+    results: dict[int, list[float] | BaseException] = {}
+    texts = {n: f"question {n}" for n in range(8)}
+    texts[3] = texts[6] = "odometry \ud800"  # two bad readers in one round
+
+    def ask(n: int) -> None:
+        try:
+            results[n] = batcher.embed(texts[n])
+        except Exception as error:
+            results[n] = error
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+    threads[0].start()
+    while not embedder.batches:
+        threading.Event().wait(0.001)
+    for thread in threads[1:]:
+        thread.start()
+    while batcher.pending < 7:
+        threading.Event().wait(0.001)
+    embedder.release.set()
+    for thread in threads:
+        thread.join(10)
+    assert embedder.batches[:2] == [1, 7]  # the round of seven was tried together first
+    for n in (3, 6):
+        assert isinstance(results[n], UnicodeEncodeError)
+    for n in (0, 1, 2, 4, 5, 7):
+        assert results[n] == HashEmbedder().embed_query(f"question {n}")
+    assert batcher.embed("question 9") == HashEmbedder().embed_query("question 9")  # serving goes on

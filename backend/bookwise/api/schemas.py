@@ -1,11 +1,23 @@
 """Request bodies. Closed enums, no unknown fields, bounded sizes: the API accepts only what the
-widget sends. Limits that are settings are checked in ``chat_request`` against the one Settings."""
+widget sends. Limits that are settings are checked in ``chat_request`` against the one Settings.
+
+Every string of every body (values and keys, however nested) must be text a reader can type: no
+lone surrogates and no control characters but tab and line breaks. JSON delivers both: an escaped
+``"\\ud800"``, or the raw bytes ``ED A0 80``, which Python's JSON parser decodes to the same lone
+surrogate. A lone surrogate cannot be encoded as UTF-8, so the tokenizer, BM25, the log writer and
+the stream writer would all raise on it, deep in shared machinery (one batch of query embeddings
+serves many readers); control characters are never typed and only serve to confuse logs and models.
+Both are refused here, once, before any work, naming the field.
+"""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
 
 from bookwise.errors import InvalidRequestError
 from bookwise.generation.answer import ChatRequest, Page
@@ -17,8 +29,52 @@ FilterValue = ShortText | Annotated[list[ShortText], Field(max_length=50)]
 Filters = Annotated[dict[ShortText, FilterValue], Field(max_length=10)]
 
 
+# Lone surrogates (a str holds no pairs) and C0 controls other than tab, line feed, carriage return.
+_NOT_TEXT = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f]")
+_SHOWN_KEY_CHARS = 40
+
+
+def _bad_text(value: str) -> str | None:
+    """What makes ``value`` unacceptable as text, or None."""
+    found = _NOT_TEXT.search(value)
+    if found is None:
+        return None
+    char = found.group()
+    kind = "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+    return f"contains {kind} (U+{ord(char):04X}) at character {found.start()}; send valid Unicode text"
+
+
+def _key_name(key: str) -> str:
+    # A client's key in an error message: ASCII only, short (it may itself be the bad text).
+    return json.dumps(key[:_SHOWN_KEY_CHARS])[1:-1]
+
+
+def _check_text(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        problem = _bad_text(value)
+        if problem is not None:
+            raise PydanticCustomError(
+                "invalid_text", "{field} {problem}", {"field": where or "the body", "problem": problem}
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = _key_name(str(key))
+            path = f"{where}.{name}" if where else name
+            _check_text(str(key), f"{path} (the key)")
+            _check_text(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_text(item, f"{where}[{index}]")
+
+
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_text(cls, data: Any) -> Any:
+        _check_text(data, "")
+        return data
 
 
 class PageBody(Body):

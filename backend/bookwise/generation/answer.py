@@ -14,10 +14,11 @@ in the first scope.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
@@ -27,7 +28,7 @@ from bookwise.generation.citations import CitationFilter
 from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
-from bookwise.generation.llm import Completion, LLMClient
+from bookwise.generation.llm import Completion, LLMClient, valid_text
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
     NOT_IN_SELECTION,
@@ -38,7 +39,7 @@ from bookwise.generation.prompts import (
 )
 from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
-from bookwise.retrieval.models import SectionResult
+from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 
@@ -48,6 +49,7 @@ Plan = Literal["llm", "extractive", "not_covered"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
+_log = logging.getLogger("bookwise.generation")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,28 @@ class Prepared:
     outcome: dict[str, Any] = field(default_factory=dict)  # filled by ``stream``: for logs
 
 
+def encodable(value: Any) -> Any:
+    """``value`` (an event's JSON data) with every string made valid Unicode (see ``valid_text``)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable(v) for v in value]
+    return value
+
+
+def _valid_request(request: ChatRequest) -> ChatRequest:
+    """The API refuses text with lone surrogates (422); `bookwise ask` and library callers get them
+    replaced, so no tokenizer, URL quoting or stream writer meets one."""
+    return replace(
+        request,
+        question=valid_text(request.question),
+        selected_text=valid_text(request.selected_text),
+        history=tuple(Turn(t.role, valid_text(t.content)) for t in request.history),
+    )
+
+
 def _pieces(text: str) -> list[str]:
     parts = _PIECE.findall(text)
     return [
@@ -105,8 +129,10 @@ def _pieces(text: str) -> list[str]:
 
 
 def _label(source: SectionResult) -> str:
-    heading = source.heading_text
-    return f"{source.title} › {heading}" if heading and heading != source.title else source.title
+    """A Markdown link text: plain text, its brackets escaped so it cannot end the link."""
+    title, heading = plain_text(source.title), plain_text(source.heading_text, code_spans(source.heading))
+    label = f"{title} › {heading}" if heading and heading != title else title
+    return re.sub(r"([\\\[\]])", r"\\\1", label)
 
 
 def not_covered_answer(sources: Sequence[SectionResult]) -> str:
@@ -124,6 +150,7 @@ class Answerer:
 
     async def prepare(self, request: ChatRequest) -> Prepared:
         started = time.monotonic()
+        request = _valid_request(request)
         question = " ".join(request.question.split())
         if not question:
             raise QueryError("the question is empty")
@@ -246,7 +273,29 @@ class Answerer:
         }
 
     async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
-        request = prepared.request
+        """The events of one answer, ending with exactly one ``done`` or ``error``, whatever fails.
+
+        Every event's strings are valid Unicode (a lone surrogate from the model, the history or a
+        library caller becomes U+FFFD), so no event can fail to encode in the stream writer; any
+        exception but cancellation becomes the one ``error`` event.
+        """
+        prepared.outcome = {"outcome": "client_disconnected"}  # until it ends otherwise
+        try:
+            async for event in self._events(prepared):
+                yield Event(event.name, encodable(event.data))
+        except BookwiseError as error:
+            prepared.outcome = {"outcome": error.code}
+            yield self._error(prepared, error)
+        except Exception as error:  # a bug must not leave a reader waiting for an end that never comes
+            _log.error("answer stream failed", exc_info=error)
+            prepared.outcome = {"outcome": "internal_error"}
+            yield self._error(prepared, BookwiseError("internal error while answering; try again"))
+
+    @staticmethod
+    def _error(prepared: Prepared, error: BookwiseError) -> Event:
+        return Event("error", encodable({**error.to_dict(), "request_id": prepared.request.request_id}))
+
+    async def _events(self, prepared: Prepared) -> AsyncIterator[Event]:
         yield Event("meta", self._meta(prepared))
         sources = [{"n": n, **s.to_source()} for n, s in enumerate(prepared.sources, start=1)]
         yield Event("sources", {"sources": sources, "sufficient_context": prepared.sufficient})
@@ -254,23 +303,17 @@ class Answerer:
         answer: list[str] = []
         completion = Completion()
         first_token_ms: float | None = None
-        prepared.outcome = {"outcome": "client_disconnected"}  # until it ends otherwise
-        try:
-            async for delta in self._deltas(prepared, completion):
-                shown = citations.feed(delta)
-                if shown:
-                    if first_token_ms is None:
-                        first_token_ms = (time.monotonic() - prepared.started) * 1000
-                    answer.append(shown)
-                    yield Event("token", {"text": shown})
-            tail = citations.flush()
-            if tail:
-                answer.append(tail)
-                yield Event("token", {"text": tail})
-        except BookwiseError as error:
-            prepared.outcome = {"outcome": error.code}
-            yield Event("error", {**error.to_dict(), "request_id": request.request_id})
-            return
+        async for delta in self._deltas(prepared, completion):
+            shown = citations.feed(delta)
+            if shown:
+                if first_token_ms is None:
+                    first_token_ms = (time.monotonic() - prepared.started) * 1000
+                answer.append(shown)
+                yield Event("token", {"text": shown})
+        tail = citations.flush()
+        if tail:
+            answer.append(tail)
+            yield Event("token", {"text": tail})
         text = "".join(answer)
         done = self._done(prepared, text, citations, completion, first_token_ms)
         prepared.outcome = {"outcome": "done", **done}

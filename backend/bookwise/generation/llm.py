@@ -14,11 +14,18 @@
   answer text.
 * Closing the stream (the reader went away, a timeout) closes the upstream HTTP response, shielded
   from cancellation, so the model stops generating at once.
+* The length limit is ours too: an upstream that ignores ``max_tokens`` is cut off once the answer
+  text reaches about ``llm_max_tokens`` tokens (see ``_Reader.tokens``), ending like
+  ``finish_reason: length``.
+* Model text is always valid Unicode: a lone surrogate (JSON ``"\\ud800"`` in a delta) would make
+  the answer unencodable as UTF-8, so it becomes U+FFFD; a pair split across two deltas is joined.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +54,23 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 # (`<think>`), Gemini's OpenAI endpoint with `include_thoughts` (`<thought>`).
 _THINK_TAGS = (("<think>", "</think>"), ("<thought>", "</thought>"))
 _CONTENT_FILTERED = "the AI provider's content filter blocked this answer; try asking in other words"
+# The length limit as we count it: an answer is at least one token per text delta (providers stream
+# whole tokens) and at least one token per CHARS_PER_TOKEN characters (English averages about 4; 5
+# leaves room for long words, so an upstream that keeps its own limit is never cut before it).
+CHARS_PER_TOKEN = 5
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_HIGH_SURROGATE = re.compile(r"[\ud800-\udbff]$")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _join_pairs(text: str) -> str:
+    # A high and a low surrogate side by side (one delta ended with half of an emoji, the next began
+    # with the other half) are one character.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class _MalformedStream(Exception):
@@ -161,6 +185,25 @@ class _Reader:
         self.completion = completion
         self.think = ThinkFilter()
         self.reasoning = False  # the model is (or was) reasoning: a sign of life, not an answer
+        self._half = ""  # a high surrogate that ended the last delta: its pair may start the next
+        self._deltas = 0
+        self._chars = 0
+
+    @property
+    def tokens(self) -> int:
+        """The answer's length so far in tokens, approximately (never more than a provider counts)."""
+        return max(self._deltas, math.ceil(self._chars / CHARS_PER_TOKEN))
+
+    def _content(self, content: str) -> str:
+        self._deltas += 1
+        self._chars += len(content)
+        content = self._half + content
+        self._half = ""
+        if _HIGH_SURROGATE.search(content):
+            content, self._half = content[:-1], content[-1]
+        if _SURROGATE.search(content):
+            content = valid_text(_join_pairs(content))
+        return content
 
     def feed(self, chunk: Any) -> str:
         _record_usage(chunk, self.completion)
@@ -175,7 +218,7 @@ class _Reader:
                 self.reasoning = True
             content = getattr(delta, "content", None)
             if isinstance(content, str) and content:
-                text = self.think.feed(content)
+                text = self.think.feed(self._content(content))
                 self.reasoning = self.reasoning or self.think.reasoning
         finish = getattr(choice, "finish_reason", None)
         if finish:
@@ -187,7 +230,8 @@ class _Reader:
         return text
 
     def finish(self) -> str:
-        return self.think.flush()
+        half, self._half = valid_text(self._half), ""
+        return self.think.feed(half) + self.think.flush()
 
 
 @dataclass
@@ -296,7 +340,9 @@ class LLMClient:
         except (openai.OpenAIError, TimeoutError) as error:
             raise _failure(error) from error
         choices = getattr(response, "choices", None)
-        return without_reasoning(str(choices[0].message.content or "")) if choices else ""
+        text = str(choices[0].message.content or "") if choices else ""
+        # The same length limit as answers (an upstream may ignore it), in valid text.
+        return without_reasoning(valid_text(text[: max_tokens * CHARS_PER_TOKEN]))
 
     async def stream(self, messages: Sequence[Message], completion: Completion) -> AsyncIterator[str]:
         """Text deltas of the answer. Raises GenerationError; never hangs past the configured limits."""
@@ -319,10 +365,12 @@ class LLMClient:
                 except openai.OpenAIError as error:
                     raise _failure(error) from error
             completion.first_token_s = time.monotonic() - started
-            for text in attempt.pending:
-                yield text
             reader = attempt.reader
             assert reader is not None
+            if self._cut(reader):
+                return
+            for text in attempt.pending:
+                yield text
             # Past the first token, a silence is caught by the client's read timeout (the idle limit):
             # no cancel scope per token, which would cost more than the token itself under load.
             while True:
@@ -334,6 +382,8 @@ class LLMClient:
                     raise _failure(error, mid_answer=True) from error
                 if time.monotonic() > deadline:
                     raise LLMTimeoutError("the answer took longer than the total time limit")
+                if self._cut(reader):
+                    return  # the delta that went past the limit is not relayed
                 if text:
                     yield text
             tail = reader.finish()
@@ -341,6 +391,13 @@ class LLMClient:
                 yield tail
         finally:
             await _close(attempt)
+
+    def _cut(self, reader: _Reader) -> bool:
+        """Past the length limit (an upstream ignoring ``max_tokens``): end as the limit would."""
+        if reader.tokens <= self.settings.llm_max_tokens:
+            return False
+        reader.completion.finish_reason = "length"
+        return True
 
     async def _start(
         self, messages: Sequence[Message], attempt: _Attempt, completion: Completion, deadline: float

@@ -1,15 +1,19 @@
 """Chat messages for the LLM from jinja2 templates kept in ``prompts/``.
 
 Everything that comes from the book or the reader (sources, selections, questions, history) is
-untrusted: it is passed to the templates as variables, placed after the instructions inside
-labelled blocks, and any text that would close or open such a block is neutralised, so retrieved
-text cannot step out of its ``<source>`` and pose as instructions.
+untrusted: it is passed to the templates as variables and placed after the instructions inside
+labelled blocks. The blocks' tags carry a random key drawn for each prompt (``<source-9f2c41d07a3b
+n="1">`` … ``</source-9f2c41d07a3b>``), so retrieved text cannot close its block and pose as
+instructions, however it spells a closing tag (``</ source>``, ``＜/source＞``, zero-width
+characters, entities): a page written before the request cannot hold the key. The text itself is
+left verbatim, so code (``<Provider store={store}>``, ``List<String>``) reaches the model, and its
+answers, as the book has it; escaping every ``<`` would have mangled it.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +22,7 @@ import jinja2
 from bookwise.retrieval.models import SectionResult
 
 NOT_IN_SELECTION = "The selected passage does not answer this question."
-_TAG = re.compile(r"<(/?)(source|selection)\b", re.IGNORECASE)
+KEY_BYTES = 6  # 48 random bits per prompt
 
 Message = dict[str, str]
 
@@ -29,23 +33,35 @@ class Turn:
     content: str
 
 
-def delimited(value: object) -> str:
-    """Untrusted text that cannot open or close a ``<source>``/``<selection>`` block."""
-    return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", str(value))
+@dataclass(frozen=True)
+class Tags:
+    """One prompt's block tag names, keyed at random (see the module docstring)."""
+
+    source: str
+    selection: str
+
+
+def block_tags(untrusted: Iterable[str]) -> Tags:
+    """Tags whose key occurs in none of the untrusted texts (drawn again in the unlikely case)."""
+    texts = list(untrusted)
+    while True:
+        key = secrets.token_hex(KEY_BYTES)
+        if not any(key in text for text in texts):
+            return Tags(source=f"source-{key}", selection=f"selection-{key}")
 
 
 def attribute(value: object) -> str:
     """Untrusted text as a one-line attribute value: no quotes, tags or line breaks to escape with."""
-    return " ".join(delimited(value).replace('"', "'").replace(">", "›").split())
+    text = str(value).replace('"', "'").replace("<", "‹").replace(">", "›")
+    return " ".join(text.split())
 
 
 _environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).with_name("prompts")),
-    autoescape=False,  # plain-text prompts; untrusted values go through `delimited`
+    autoescape=False,  # plain-text prompts; untrusted text is fenced by keyed tags, attributes escaped
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=False,
 )
-_environment.filters["delimited"] = delimited
 _environment.filters["attribute"] = attribute
 
 
@@ -65,8 +81,11 @@ def normal_messages(
     sufficient: bool,
     history: Sequence[Turn] = (),
 ) -> list[Message]:
-    system = _render("system.j2", mode="normal", book_title=book_title, not_in_selection=NOT_IN_SELECTION)
-    user = _render("normal.j2", sources=sources, question=question, sufficient=sufficient)
+    tags = block_tags([question, *(f"{s.title} {s.heading_text} {s.text}" for s in sources)])
+    system = _render(
+        "system.j2", mode="normal", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
+    )
+    user = _render("normal.j2", sources=sources, question=question, sufficient=sufficient, tags=tags)
     return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
 
 
@@ -80,11 +99,17 @@ def selected_text_messages(
     history: Sequence[Turn] = (),
 ) -> list[Message]:
     """Only the selection reaches the model: no retrieved book text, by construction."""
+    tags = block_tags([question, selection, page_title, heading])
     system = _render(
-        "system.j2", mode="selected_text", book_title=book_title, not_in_selection=NOT_IN_SELECTION
+        "system.j2", mode="selected_text", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
     )
     user = _render(
-        "selected_text.j2", selection=selection, question=question, page_title=page_title, heading=heading
+        "selected_text.j2",
+        selection=selection,
+        question=question,
+        page_title=page_title,
+        heading=heading,
+        tags=tags,
     )
     return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
 

@@ -4,6 +4,10 @@ Under load, many searches want a query vector at once. Embedding them one by one
 threads makes the model's own thread pools fight over the cores; one forward pass over all of
 them is several times cheaper. The first caller becomes the leader and embeds everything queued;
 callers arriving meanwhile wait for the next round. A lone query is embedded at once: no added wait.
+
+One reader's query must never fail another's: when a round fails (a text the model cannot take, a
+transient model error), each of its queries is embedded again on its own, so only the queries that
+fail alone get the error.
 """
 
 from __future__ import annotations
@@ -59,11 +63,26 @@ class QueryBatcher:
                     self._leading = False
                     return
             try:
-                vectors = self._embed_many([slot.text for slot in batch])
-                for slot, vector in zip(batch, vectors, strict=True):
-                    slot.vector = vector
-            except BaseException as error:  # every waiter of this round gets the failure
+                self._embed_round(batch)
+            except BaseException as error:  # interpreter exit and the like: every waiter gets it
                 for slot in batch:
-                    slot.error = error
+                    if slot.vector is None and slot.error is None:
+                        slot.error = error
             for slot in batch:
                 slot.done.set()
+
+    def _embed_round(self, batch: list[_Slot]) -> None:
+        try:
+            vectors = self._embed_many([slot.text for slot in batch])
+            for slot, vector in zip(batch, vectors, strict=True):
+                slot.vector = vector
+            return
+        except Exception as error:
+            if len(batch) == 1:
+                batch[0].error = error
+                return
+        for slot in batch:  # which query failed the round? each alone: only that one fails
+            try:
+                slot.vector = self._embed_many([slot.text])[0]
+            except Exception as error:
+                slot.error = error

@@ -21,11 +21,11 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.to_thread
 
-from bookwise.errors import QueryError
+from bookwise.errors import EmbeddingError, QueryError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
-from bookwise.index.sparse import Bm25Encoder
+from bookwise.index.sparse import Bm25Encoder, SparseVector
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
@@ -228,8 +228,7 @@ class Retriever:
         started = time.perf_counter()
         self._maybe_refresh()
 
-        dense = self._queries.embed(query)
-        sparse = self._sparse.query(query)
+        dense, sparse = self._encode(query)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
         mark = time.perf_counter()
@@ -263,6 +262,15 @@ class Retriever:
             index_version=self.index_version,
             timings_ms=timings,
         )
+
+    def _encode(self, query: str) -> tuple[list[float], SparseVector]:
+        """The query's dense and sparse vectors; a failure is this query's own clear error, one log line."""
+        try:
+            return self._queries.embed(query), self._sparse.query(query)
+        except UnicodeError as error:  # the API refuses such text; the CLI or a library caller may not
+            raise QueryError("the query is not valid Unicode text (a lone surrogate?)") from error
+        except Exception as error:
+            raise EmbeddingError(f"the query could not be embedded ({type(error).__name__})") from error
 
     async def asearch(
         self,

@@ -17,27 +17,28 @@ from bookwise.errors import BookwiseError
 from bookwise.generation.answer_eval.run import AnswerRun, Source
 from bookwise.generation.answer_eval.sentences import answer_sentences
 from bookwise.generation.llm import LLMClient
-from bookwise.generation.prompts import Message, attribute, delimited
+from bookwise.generation.prompts import Message, attribute, block_tags
 
 JUDGE_MAX_TOKENS = 2000  # one short verdict per sentence; reasoning models need room to think
 
 _templates = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parents[1] / "prompts"),  # generation/prompts/
-    autoescape=False,  # a plain-text prompt; the untrusted answer and sources go through `delimited`
+    autoescape=False,  # a plain-text prompt; the untrusted answer and sources are fenced by keyed tags
     undefined=jinja2.StrictUndefined,
 )
-_templates.filters["delimited"] = delimited
 _templates.filters["attribute"] = attribute
 
 
 def judge_messages(
     question: str, sentences: Sequence[str], sources: Sequence[Source], *, book_title: str
 ) -> list[Message]:
+    answer = json.dumps(list(sentences), ensure_ascii=False, indent=1)
     prompt = _templates.get_template("judge.j2").render(
         book_title=book_title,
         question=question,
-        sentences=json.dumps(list(sentences), ensure_ascii=False, indent=1),
+        sentences=answer,
         sources=sources,
+        tags=block_tags([question, answer, *(source.text for source in sources)]),
     )
     return [{"role": "user", "content": prompt.strip()}]
 

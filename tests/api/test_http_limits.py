@@ -1,0 +1,198 @@
+"""The server's own limits (bookwise/api/server.py), on a real uvicorn with raw sockets.
+
+Issue 16 found every one of these connections open past 45 s with uvicorn + httptools: idle, slow
+headers, a never-ending chunked body, a body shorter than its Content-Length; 1,100 idle connections
+made `/api/health` unanswerable, and four unfinished 100 MB headers grew memory by 400 MB. Each test
+holds such a connection against a short `BOOKWISE_HTTP_REQUEST_TIMEOUT_S`, sees the server close it,
+and checks that serving goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from apiserver import build_book, chat, running_api
+from fakellm import FakeLLM
+
+REQUEST_TIMEOUT_S = 0.5
+MAX_CONNECTIONS = 12
+MAX_HEADER_BYTES = 4096
+GIVE_UP_S = 5.0  # ten times the timeout: a connection still open then was never going to close
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
+    settings = build_book(
+        tmp_path_factory.mktemp("limits"),
+        llm_base_url=llm_server[1],
+        http_request_timeout_s=REQUEST_TIMEOUT_S,
+        http_max_connections=MAX_CONNECTIONS,
+        http_max_header_bytes=MAX_HEADER_BYTES,
+    )
+    with running_api(settings) as running:
+        yield running
+
+
+def connect(url: str) -> socket.socket:
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=GIVE_UP_S)
+    return sock
+
+
+def closed_by_server(sock: socket.socket, wait: float = 0.0) -> bool:
+    """True when the server has closed (EOF or reset), without blocking longer than ``wait``."""
+    readable, _, _ = select.select([sock], [], [], wait)
+    if not readable:
+        return False
+    try:
+        return sock.recv(65536) == b""
+    except ConnectionError:
+        return True
+
+
+def read_to_close(sock: socket.socket) -> bytes:
+    data = b""
+    with sock:
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def json_error(raw: bytes) -> tuple[int, dict[str, Any], str]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    headers = dict(line.decode().lower().split(": ", 1) for line in head.split(b"\r\n")[1:] if b": " in line)
+    assert headers["content-type"] == "application/json"
+    return status, json.loads(body)["error"], headers["x-request-id"]
+
+
+def trickle(sock: socket.socket, piece: bytes, every: float = 0.1) -> bool:
+    """Send ``piece`` again and again; True once the server closed the connection."""
+    deadline = time.monotonic() + GIVE_UP_S
+    while time.monotonic() < deadline:
+        try:
+            sock.sendall(piece)
+        except OSError:
+            return True
+        if closed_by_server(sock, every):
+            return True
+    return False
+
+
+def assert_serving(url: str) -> None:
+    assert httpx.get(f"{url}/api/health", timeout=GIVE_UP_S).status_code == 200
+
+
+def test_idle_connection_is_closed_at_the_request_timeout(url: str) -> None:
+    with connect(url) as sock:
+        assert closed_by_server(sock, GIVE_UP_S)
+    assert_serving(url)
+
+
+def test_slow_headers_are_cut_at_the_request_timeout_though_bytes_keep_coming(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
+        assert trickle(sock, b"X-Slow: y\r\n")
+    assert_serving(url)
+
+
+def test_never_ending_chunked_body_is_cut_at_the_request_timeout(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(
+            b"POST /api/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        assert trickle(sock, b"1\r\n \r\n")
+    assert_serving(url)
+
+
+def test_body_shorter_than_its_content_length_is_cut_at_the_request_timeout(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(
+            b"POST /api/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"query": "quo'
+        )
+        assert closed_by_server(sock, GIVE_UP_S)
+    assert_serving(url)
+
+
+def test_an_answer_streaming_longer_than_the_request_timeout_is_not_cut(url: str, fake: FakeLLM) -> None:
+    fake.mode, fake.delay_s, fake.tokens = "slow", 0.15, ["Quokkas eat leaves [1]", "."] + [" ok"] * 6
+    started = time.monotonic()
+    stream = chat(url, {"question": "What do quokkas eat in the morning?"})
+    assert time.monotonic() - started > 2 * REQUEST_TIMEOUT_S  # the stream did outlive the deadline
+    assert stream.names()[-1] == "done" and fake.finished.is_set()
+
+
+def test_keep_alive_connection_serves_requests_spread_past_the_request_timeout(url: str) -> None:
+    with httpx.Client(timeout=GIVE_UP_S) as client:  # one pooled connection, reused
+        for _ in range(3):
+            assert client.get(f"{url}/api/health").status_code == 200
+            time.sleep(REQUEST_TIMEOUT_S * 0.6)
+
+
+def test_unfinished_huge_header_is_refused_at_the_header_cap_not_buffered(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        try:  # the server answers and closes long before 1 MB is sent
+            for _ in range(256):
+                sock.sendall(b"a" * 4096)
+        except OSError:
+            pass
+        status, error, request_id = json_error(read_to_close(sock))
+    assert status == 400 and error["code"] == "malformed_request" and error["request_id"] == request_id
+    assert_serving(url)
+
+
+def test_idle_connections_beyond_the_cap_get_503_at_once_then_free_up_at_the_request_timeout(
+    url: str,
+) -> None:
+    idle = [connect(url) for _ in range(MAX_CONNECTIONS)]
+    try:
+        busy = httpx.get(f"{url}/api/health", timeout=GIVE_UP_S)
+        assert busy.status_code == 503  # uvicorn's own answer, at once: not a hang
+        assert all(closed_by_server(sock, GIVE_UP_S) for sock in idle)
+    finally:
+        for sock in idle:
+            sock.close()
+    assert_serving(url)
+
+
+def test_http11_request_without_host_is_refused_with_a_json_400(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"GET /api/health HTTP/1.1\r\n\r\n")
+        status, error, _ = json_error(read_to_close(sock))
+    assert status == 400 and error["code"] == "malformed_request"
+    assert_serving(url)
+
+
+@pytest.mark.parametrize("length", [b"abc", b"-1", b"5, 6"])
+def test_bad_content_length_is_refused_in_the_json_error_shape(url: str, length: bytes) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"POST /api/search HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n")
+        status, error, _ = json_error(read_to_close(sock))
+    assert status == 400 and error["code"] == "malformed_request"
+
+
+def test_unknown_method_gets_a_json_405(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"BREW /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        status, error, _ = json_error(read_to_close(sock))
+    assert status == 405 and error["code"] == "invalid_request"
+
+
+def test_trailing_slash_with_a_foreign_host_is_a_json_404_not_a_redirect(url: str) -> None:
+    with connect(url) as sock:
+        sock.sendall(b"GET /api/health/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+        raw = read_to_close(sock)
+    status, error, _ = json_error(raw)
+    assert status == 404 and error["code"] == "not_found" and b"location:" not in raw.lower()

@@ -196,7 +196,10 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def unexpected_error(request: Request, error: Exception) -> JSONResponse:
-        logging.getLogger("bookwise.api").error("unexpected_error", exc_info=error)
+        # Outside the Guard (Starlette answers it outermost), so the request id is passed by hand.
+        logging.getLogger("bookwise.api").error(
+            "unexpected_error", exc_info=error, extra={"request_id": _request_id(request)}
+        )
         mark_logged(error)  # Starlette re-raises it to uvicorn, whose report would repeat this one
         return error_response(BookwiseError("internal error"), _request_id(request))
 

@@ -10,17 +10,20 @@ and checks that serving goes on.
 from __future__ import annotations
 
 import json
+import resource
 import select
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from apiserver import build_book, chat, running_api
+from apiserver import build_book, chat, hash_settings, running_api
+from bookwise.api.server import ensure_file_limit
 from fakellm import FakeLLM
 
 REQUEST_TIMEOUT_S = 0.5
@@ -196,3 +199,16 @@ def test_trailing_slash_with_a_foreign_host_is_a_json_404_not_a_redirect(url: st
         raw = read_to_close(sock)
     status, error, _ = json_error(raw)
     assert status == 404 and error["code"] == "not_found" and b"location:" not in raw.lower()
+
+
+def test_file_limit_is_raised_to_fit_the_connection_cap(tmp_path: Path) -> None:
+    """Past the open-file limit accept() fails and nothing is answered, /api/health included."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"hard file limit {hard} is below the test's cap")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    try:
+        ensure_file_limit(hash_settings(tmp_path, http_max_connections=1100))
+        assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= 1100
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

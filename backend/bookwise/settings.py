@@ -235,6 +235,12 @@ class Settings(BaseSettings):
         description="Open connections (or running requests) the server accepts; beyond, every new "
         "request is answered 503 at once. Kept below the process's file limit (raised at start if allowed).",
     )
+    http_max_connections_per_client: int = Field(
+        64,
+        ge=1,
+        description="Open connections one client address may hold; beyond, a new one is closed at once. "
+        "Not applied to `trusted_proxies` (limit per client at the proxy).",
+    )
     http_max_header_bytes: int = Field(
         16_384, ge=1024, description="Largest request line plus headers; beyond, 400 `malformed_request`."
     )

@@ -45,10 +45,9 @@ def url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str
         yield running
 
 
-def connect(url: str) -> socket.socket:
+def connect(url: str, source: str = "127.0.0.1") -> socket.socket:
     parts = urlsplit(url)
-    sock = socket.create_connection((parts.hostname, parts.port), timeout=GIVE_UP_S)
-    return sock
+    return socket.create_connection((parts.hostname, parts.port), GIVE_UP_S, source_address=(source, 0))
 
 
 def closed_by_server(sock: socket.socket, wait: float = 0.0) -> bool:
@@ -168,6 +167,35 @@ def test_idle_connections_beyond_the_cap_get_503_at_once_then_free_up_at_the_req
         for sock in idle:
             sock.close()
     assert_serving(url)
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_one_address_cannot_hold_more_than_its_share_of_connections_and_others_are_served(
+    tmp_path: Path, trusted: bool
+) -> None:
+    attacker = "127.0.0.2"  # another loopback address: a second client on the same machine
+    settings = hash_settings(
+        tmp_path,
+        http_request_timeout_s=60,  # so that only the per-client cap can close anything here
+        http_max_connections_per_client=4,
+        trusted_proxies=[attacker] if trusted else [],
+    )
+    with running_api(settings) as url:
+        held = [connect(url, attacker) for _ in range(4)]
+        extra = connect(url, attacker)
+        try:
+            if trusted:  # a proxy's connections are many clients': its own limits apply
+                assert not closed_by_server(extra, 0.2)
+            else:
+                assert closed_by_server(extra, GIVE_UP_S)
+            assert not any(closed_by_server(sock) for sock in held)
+            assert_serving(url)  # from 127.0.0.1
+        finally:
+            for sock in [*held, extra]:
+                sock.close()
+        with connect(url, attacker) as again:  # the share came back with the closed ones
+            again.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert read_to_close(again).startswith(b"HTTP/1.1 200")
 
 
 def test_http11_request_without_host_is_refused_with_a_json_400(url: str) -> None:

@@ -15,6 +15,11 @@ new connection, or the end of the previous response) the whole request, headers 
 arrive within ``http_request_timeout_s``, or the connection is closed. A request fully received is
 never cut, however long its answer streams. It also answers h11's parse errors (bad
 ``Content-Length``, no ``Host``, headers too large) in the API's JSON error shape.
+
+``limit_concurrency`` counts every client's connections together, so one address holding idle
+connections would make everyone's requests 503 until the deadline frees them: the protocol also
+caps connections per client address (``http_max_connections_per_client``; closed at once beyond it),
+except from trusted proxies, where per-client limits are the proxy's job.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ import json
 import logging
 import resource
 import uuid
-from typing import Any
+from collections import Counter
+from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from bookwise.api.limits import Network, is_trusted, parse_networks
 from bookwise.api.logs import log_event
 from bookwise.errors import MalformedRequestError
 from bookwise.settings import Settings
@@ -37,13 +44,25 @@ _WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's states while its request is
 _FD_MARGIN = 64  # files the process needs besides client sockets (index, models, logs)
 
 
-class _DeadlineH11Protocol(H11Protocol):
-    request_timeout_s = 15.0  # set per server by protocol_class()
+class _GuardedH11Protocol(H11Protocol):
+    # Set per server by protocol_class(); the counter is shared by one server's connections.
+    request_timeout_s: ClassVar[float] = 15.0
+    per_client: ClassVar[int] = 64
+    trusted: ClassVar[list[Network]] = []
+    open_per_client: ClassVar[Counter[str]] = Counter()
 
     _deadline: asyncio.TimerHandle | None = None
+    _counted: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        peer = self.client[0] if self.client else ""
+        if peer and not is_trusted(peer, self.trusted):
+            if self.open_per_client[peer] >= self.per_client:
+                transport.close()  # nothing was asked yet, so there is nothing to answer
+                return
+            self.open_per_client[peer] += 1
+            self._counted = peer
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -58,6 +77,11 @@ class _DeadlineH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._counted is not None:
+            self.open_per_client[self._counted] -= 1
+            if self.open_per_client[self._counted] <= 0:
+                del self.open_per_client[self._counted]
+            self._counted = None
         super().connection_lost(exc)
 
     def _arm(self) -> None:
@@ -106,9 +130,13 @@ class _DeadlineH11Protocol(H11Protocol):
 
 
 def protocol_class(settings: Settings) -> type[H11Protocol]:
-    return type(
-        "DeadlineH11Protocol", (_DeadlineH11Protocol,), {"request_timeout_s": settings.http_request_timeout_s}
-    )
+    limits = {
+        "request_timeout_s": settings.http_request_timeout_s,
+        "per_client": settings.http_max_connections_per_client,
+        "trusted": parse_networks(settings.trusted_proxies),
+        "open_per_client": Counter(),
+    }
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,), limits)
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:

@@ -62,10 +62,14 @@ def closed_by_server(sock: socket.socket, wait: float = 0.0) -> bool:
 
 
 def read_to_close(sock: socket.socket) -> bytes:
+    """Everything the server sent before closing (a server that closes with unread input resets)."""
     data = b""
     with sock:
-        while chunk := sock.recv(65536):
-            data += chunk
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except ConnectionResetError:
+            pass
     return data
 
 
@@ -148,6 +152,8 @@ def test_unfinished_huge_header_is_refused_at_the_header_cap_not_buffered(url: s
         try:  # the server answers and closes long before 1 MB is sent
             for _ in range(256):
                 sock.sendall(b"a" * 4096)
+                if select.select([sock], [], [], 0)[0]:
+                    break  # answered: stop sending, read it
         except OSError:
             pass
         status, error, request_id = json_error(read_to_close(sock))

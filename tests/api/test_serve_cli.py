@@ -64,7 +64,10 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
             assert idle.recv(1) == b""
         with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as hostless:
             hostless.sendall(b"GET /api/health HTTP/1.1\r\n\r\n")
-            assert b'"code": "malformed_request"' in hostless.recv(4096)
+            answer = b""
+            while chunk := hostless.recv(4096):
+                answer += chunk
+            assert b'"code": "malformed_request"' in answer
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=15)

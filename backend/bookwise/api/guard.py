@@ -57,7 +57,7 @@ class JsonCORSMiddleware(CORSMiddleware):
         error: RequestRejected = (
             OriginNotAllowedError(f"requests from {request_headers.get('origin')} are not allowed")
             if "origin" in refused
-            else RequestRejected(f"the CORS preflight asks for a {refused} that is not allowed")
+            else RequestRejected(f"CORS preflight refused: its {refused} is not allowed")
         )
         error.status_code = response.status_code
         request_id = uuid.uuid4().hex  # a preflight never reaches the Guard, which names the others

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from bookwise.api.app import create_app
+from bookwise.api.server import uvicorn_options
 from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
@@ -81,7 +82,8 @@ def build_book(root: Path, **overrides: Any) -> Settings:
 
 @contextmanager
 def running_api(settings: Settings) -> Iterator[str]:
-    with serve_in_thread(create_app(settings)) as url:
+    """The API as `bookwise serve` runs it: same protocol, limits and timeouts (from `settings`)."""
+    with serve_in_thread(create_app(settings), **uvicorn_options(settings)) as url:
         yield url
 
 

@@ -34,22 +34,27 @@ def serve_in_thread(
     port: int = 0,
     start_timeout: float = 10.0,
     stop_timeout: float = 5.0,
+    **options: Any,
 ) -> Iterator[str]:
     """Serve `app` with uvicorn in a daemon thread; yield its base URL (no trailing slash).
 
     uvicorn 0.54 skips signal handlers by itself outside the main thread, so nothing to override.
     `timeout_graceful_shutdown` bounds the exit when a response is still hanging (a stalled stream).
+    `options` are more uvicorn.Config arguments (the API's: `bookwise.api.server.uvicorn_options`).
     """
     sock = _bound_socket(port)
     bound_port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        host=HOST,
-        port=bound_port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=1,
-        proxy_headers=False,  # as `bookwise serve`: X-Forwarded-For is judged by the app's trusted_proxies
+        **{
+            "host": HOST,
+            "port": bound_port,
+            "log_level": "warning",
+            "lifespan": "on",
+            "timeout_graceful_shutdown": 1,
+            "proxy_headers": False,  # as `bookwise serve`: X-Forwarded-For is judged by trusted_proxies
+            **options,
+        },
     )
     server = uvicorn.Server(config)
     errors: list[BaseException] = []

@@ -352,19 +352,21 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from bookwise.api.app import create_app
     from bookwise.api.logs import configure_logging
+    from bookwise.api.server import ensure_file_limit, uvicorn_options
 
     if args.site is not None:
         if not (args.site / "index.html").is_file():
             raise BookwiseError(f"not a built site (no index.html): {args.site}")
         settings = settings.model_copy(update={"site_dir": args.site})
     configure_logging()
+    ensure_file_limit(settings)
     uvicorn.run(
         create_app(settings),
         host=args.host or settings.api_host,
         port=settings.api_port if args.port is None else args.port,
-        proxy_headers=False,  # X-Forwarded-For is judged by BOOKWISE_TRUSTED_PROXIES, in the app
-        timeout_graceful_shutdown=5,
         log_level="warning",
+        timeout_graceful_shutdown=5,
+        **uvicorn_options(settings),  # h11, connection caps and timeouts (bookwise/api/server.py)
     )
     return EXIT_OK
 

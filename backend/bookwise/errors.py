@@ -15,6 +15,8 @@
   - RequestRejected             the API refuses a request before doing any work
     - InvalidRequestError · PayloadTooLargeError · UnsupportedMediaTypeError · OriginNotAllowedError
     - RateLimitedError · TooManyStreamsError · ServerBusyError · NotFoundError
+    - MalformedRequestError · UnknownAnswerError
+  - FeedbackUnavailableError    the feedback store cannot be opened or written (the rest serves)
 
 ``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
 """
@@ -217,3 +219,27 @@ class DiskFullError(IndexError_):
     """The data directory's disk is (nearly) full: nothing was written, the live index is untouched."""
 
     code = "disk_full"
+
+
+# HTTP layer (issue 16).
+
+
+class MalformedRequestError(RequestRejected):
+    """HTTP the server cannot parse (answered by the server's protocol layer, before any route)."""
+
+    code = "malformed_request"
+    status_code = 400
+
+
+class UnknownAnswerError(RequestRejected):
+    """Feedback for an answer this server did not give recently, or already rated."""
+
+    code = "feedback_unknown_answer"
+    status_code = 404
+
+
+class FeedbackUnavailableError(BookwiseError):
+    """The feedback database cannot be opened or written; answers and search go on."""
+
+    code = "feedback_unavailable"
+    status_code = 503

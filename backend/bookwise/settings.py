@@ -226,6 +226,51 @@ class Settings(BaseSettings):
         "before writing (and between batches) below it, the live index untouched. 0 disables the check.",
     )
 
+    # HTTP layer hardening (issue 16): uvicorn's limits, the request deadline it lacks, docs, feedback.
+    http_request_timeout_s: float = Field(
+        15.0,
+        gt=0,
+        description="From the moment the server waits for a request (a new connection, or the end of the "
+        "previous response), the whole request, headers and body, must arrive within this many seconds, "
+        "or the connection is closed. An answer that streams longer is not cut.",
+    )
+    http_keep_alive_s: int = Field(
+        5, ge=1, description="An idle keep-alive connection is closed after this many seconds."
+    )
+    http_max_connections: int = Field(
+        1000,
+        ge=1,
+        description="Open connections (or running requests) the server accepts; beyond, every new "
+        "request is answered 503 at once. Kept below the process's file limit (raised at start if allowed).",
+    )
+    http_max_connections_per_client: int = Field(
+        64,
+        ge=1,
+        description="Open connections one client address may hold; beyond, a new one is closed at once. "
+        "Not applied to `trusted_proxies` (limit per client at the proxy).",
+    )
+    http_max_header_bytes: int = Field(
+        16_384, ge=1024, description="Largest request line plus headers; beyond, 400 `malformed_request`."
+    )
+    api_docs: bool = Field(
+        False,
+        description="Serve the OpenAPI schema at `/api/openapi.json` and its docs page at `/api/docs`.",
+    )
+    feedback_max_comment_chars: int = Field(
+        2000, ge=0, description="Longest feedback comment; a longer one is refused (422)."
+    )
+    feedback_max_bytes: int = Field(
+        50_000_000,
+        ge=65_536,
+        description="Space the feedback database may use; beyond, the oldest ratings are deleted first.",
+    )
+    feedback_remembered_answers: int = Field(
+        10_000,
+        ge=1,
+        description="Feedback is accepted once per answer this process gave, among the most recent ones "
+        "(request ids kept in memory; an older or unknown id is refused).",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from apiserver import build_book, running_api
+from apiserver import build_book, chat, running_api
 from bookwise.settings import Settings
 
 
@@ -48,6 +48,8 @@ def test_feedback_is_stored_durably(served: tuple[str, Settings]) -> None:
     url, settings = served
     sources = [{"n": 1, "url": "/docs/care/feeding#morning-feed"}]
     body = {"request_id": "abc12345", "rating": "down", "question": "q?", "answer": "a.", "sources": sources}
+    answered = chat(url, {"question": "What do quokkas eat?"}, headers={"X-Request-ID": "abc12345"})
+    assert answered.first("meta")["request_id"] == "abc12345"
     response = httpx.post(f"{url}/api/feedback", json=body)
     assert response.status_code == 201 and response.json()["stored"] is True
     with sqlite3.connect(settings.resolved_feedback_db) as db:

@@ -56,6 +56,40 @@ def test_origin_not_in_the_allow_list_is_forbidden(url: str, fake: FakeLLM) -> N
     assert fake.calls == 1  # only the allowed request
 
 
+def test_refused_preflight_is_in_the_json_error_shape_not_plain_text(url: str) -> None:
+    origin = httpx.options(
+        f"{url}/api/chat",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert "evil.example" in assert_rejected(origin, 400, "origin_not_allowed")["message"]
+    method = httpx.options(
+        f"{url}/api/chat", headers={"Origin": SITE, "Access-Control-Request-Method": "DELETE"}
+    )
+    assert "method" in assert_rejected(method, 400, "request_rejected")["message"]
+    assert method.headers["access-control-allow-origin"] == SITE  # CORS's own headers are kept
+    allowed = httpx.options(
+        f"{url}/api/chat", headers={"Origin": SITE, "Access-Control-Request-Method": "POST"}
+    )
+    assert allowed.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'{"question": ', "not valid JSON"),
+        (b'{"question": "a",}', "not valid JSON"),
+        (b'{"question": "caf\xe9"}', "not UTF-8"),
+        (b"\xed\xa0\x80", "not valid JSON"),  # json.loads decodes bytes with surrogatepass
+    ],
+)
+def test_json_parse_errors_are_422_invalid_request_as_the_readme_says(
+    url: str, fake: FakeLLM, body: bytes, says: str
+) -> None:
+    response = post(url, content=body, headers={"Content-Type": "application/json"})
+    assert says in assert_rejected(response, 422, "invalid_request")["message"]
+    assert fake.calls == 0
+
+
 def test_refusals_carry_cors_headers_so_the_widget_can_read_them(url: str) -> None:
     response = post(url, json={"question": ""}, headers={"Origin": SITE})
     assert_rejected(response, 422, "invalid_request")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -33,7 +34,7 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
     port = closed_port_url().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [*BOOKWISE, "serve", "--port", port],
-        env=env_for(tmp_path),
+        env=env_for(tmp_path, BOOKWISE_HTTP_REQUEST_TIMEOUT_S="0.5"),
         cwd=tmp_path,
         stderr=subprocess.PIPE,
         text=True,
@@ -57,10 +58,20 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
         assert response.status_code == 200 and "event: done" in response.text
         assert response.headers["x-request-id"] == "req-12345678"
         assert httpx.get(f"{url}/widget.js").headers["content-type"].startswith("text/javascript")
+        # The server's limits are the settings' (bookwise/api/server.py): an idle connection is closed
+        # at the request timeout, and HTTP without Host is refused in the JSON error shape.
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as idle:
+            assert idle.recv(1) == b""
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as hostless:
+            hostless.sendall(b"GET /api/health HTTP/1.1\r\n\r\n")
+            answer = b""
+            while chunk := hostless.recv(4096):
+                answer += chunk
+            assert b'"code": "malformed_request"' in answer
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=15)
-    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in stderr.splitlines() if line.strip()]  # only JSON lines
     chats = [line for line in lines if line["event"] == "chat"]
     assert chats and chats[0]["request_id"] == "req-12345678" and chats[0]["outcome"] == "done"
     assert "What do quokkas eat" not in stderr  # questions are not logged, only their length

@@ -20,6 +20,10 @@ def client(tmp_path: Path, settings: Settings) -> Iterator[TestClient]:
         "docs/flat.html": "<h1>flat</h1>",
         "docs/v1.2/index.html": "<h1>dotted</h1>",
         "assets/js/main.abc123.js": "console.log(1)",
+        ".env": "SECRET=1",
+        ".git/config": "[core]",
+        "docs/.intro.md.swp": "swap",
+        ".well-known/security.txt": "Contact: mailto:sec@example.org",
     }
     for relative, text in files.items():
         (build / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -64,3 +68,28 @@ def test_unknown_and_escaping_paths_get_the_sites_404(client: TestClient, path: 
 def test_api_routes_win_over_the_site(client: TestClient) -> None:
     assert client.get("/api/health").json()["status"] == "ok"
     assert "Bookwise" in client.get("/widget.js").text
+
+
+@pytest.mark.parametrize("path", ["/.env", "/.git/config", "/docs/.intro.md.swp", "/%2eenv", "/docs/../.env"])
+def test_dotfiles_in_the_site_directory_are_not_served(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert (response.status_code, response.text) == (404, "<h1>lost</h1>")
+
+
+def test_well_known_files_are_still_served(client: TestClient) -> None:
+    assert client.get("/.well-known/security.txt").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/nope", "/api/health/", "/api", "/api/chat/x"])
+def test_unknown_api_paths_get_the_json_404_not_the_sites_page(client: TestClient, path: str) -> None:
+    response = client.get(path, headers={"Host": "evil.example"}, follow_redirects=False)
+    assert response.status_code == 404 and "location" not in response.headers
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_openapi_schema_and_docs_pages_are_off_by_default(client: TestClient, settings: Settings) -> None:
+    for path in ("/openapi.json", "/docs", "/redoc", "/api/openapi.json", "/api/docs"):
+        assert client.get(path).status_code == 404, path
+    with TestClient(create_app(settings.model_copy(update={"api_docs": True}))) as documented:
+        assert "/api/chat" in documented.get("/api/openapi.json").json()["paths"]
+        assert documented.get("/api/docs").status_code == 200

@@ -21,16 +21,15 @@ import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
-from bookwise.api.feedback import FeedbackStore
-from bookwise.api.guard import Guard, error_response
+from bookwise.api.feedback import Feedback
+from bookwise.api.guard import Guard, JsonCORSMiddleware, error_response
 from bookwise.api.limits import RateLimiter, StreamSlots, parse_networks
-from bookwise.api.logs import log_event
+from bookwise.api.logs import log_event, mark_logged
 from bookwise.api.schemas import ChatBody, FeedbackBody, SearchBody, chat_request, check_question
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError, InvalidRequestError, NotFoundError, RequestRejected
@@ -51,7 +50,7 @@ class _State:
     llm: LLMClient | None
     owns_retriever: bool
     slots: StreamSlots
-    feedback: FeedbackStore | None = None
+    feedback: Feedback
     open_error: BookwiseError | None = None
     opened_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -123,11 +122,16 @@ def create_app(
         llm=llm,
         owns_retriever=False,
         slots=StreamSlots(settings.max_streams_per_client, settings.max_streams),
+        feedback=Feedback(
+            settings.resolved_feedback_db,
+            max_bytes=settings.feedback_max_bytes,
+            remembered=settings.feedback_remembered_answers,
+        ),
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        state.feedback = FeedbackStore(settings.resolved_feedback_db)
+        await anyio.to_thread.run_sync(state.feedback.open)  # a broken store turns feedback off, only
         try:
             await state.get_retriever()
         except BookwiseError as error:
@@ -145,7 +149,15 @@ def create_app(
             if state.owns_retriever and state.retriever is not None:
                 state.retriever.close()
 
-    app = FastAPI(title="Bookwise", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Bookwise",
+        version="0.1.0",
+        lifespan=lifespan,
+        openapi_url="/api/openapi.json" if settings.api_docs else None,
+        docs_url="/api/docs" if settings.api_docs else None,
+        redoc_url=None,
+        redirect_slashes=False,  # a redirect's absolute URL would be built from the client's Host header
+    )
     app.state.bookwise = state
 
     @app.exception_handler(BookwiseError)
@@ -157,6 +169,10 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
         first = error.errors()[0] if error.errors() else {}
+        if first.get("type") == "json_invalid":
+            at = first.get("loc", ("body", 0))[-1]
+            message = f"the body is not valid JSON: {first.get('ctx', {}).get('error', 'invalid')} (at {at})"
+            return error_response(InvalidRequestError(message), _request_id(request))
         where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
         message = (
             f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid body"))
@@ -167,6 +183,9 @@ def create_app(
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         if isinstance(error.__cause__, BookwiseError):  # e.g. the body counter's 413 while reading
             return error_response(error.__cause__, _request_id(request))
+        if isinstance(error.__cause__, ValueError):  # FastAPI's 400 for a body that is not UTF-8
+            invalid = InvalidRequestError("the body is not valid JSON: it is not UTF-8 text")
+            return error_response(invalid, _request_id(request))
         rejected: RequestRejected = (
             NotFoundError("no such endpoint")
             if error.status_code == 404
@@ -177,7 +196,11 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def unexpected_error(request: Request, error: Exception) -> JSONResponse:
-        logging.getLogger("bookwise.api").error("unexpected error", exc_info=error)
+        # Outside the Guard (Starlette answers it outermost), so the request id is passed by hand.
+        logging.getLogger("bookwise.api").error(
+            "unexpected_error", exc_info=error, extra={"request_id": _request_id(request)}
+        )
+        mark_logged(error)  # Starlette re-raises it to uvicorn, whose report would repeat this one
         return error_response(BookwiseError("internal error"), _request_id(request))
 
     @app.post("/api/chat", response_model=None)
@@ -199,6 +222,7 @@ def create_app(
         except BaseException:
             release()
             raise
+        state.feedback.remember(request_id)  # this answer, and only it, may now be rated
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             try:
@@ -242,7 +266,12 @@ def create_app(
 
     @app.post("/api/feedback", status_code=201)
     async def feedback(body: FeedbackBody) -> dict[str, Any]:
-        assert state.feedback is not None
+        for name, text, most in [
+            ("comment", body.comment, settings.feedback_max_comment_chars),
+            ("question", body.question, settings.max_question_chars),
+        ]:
+            if len(text) > most:
+                raise InvalidRequestError(f"{name} is too long: {len(text)} characters, at most {most}")
         store = state.feedback
         stored = await anyio.to_thread.run_sync(
             lambda: store.add(
@@ -289,7 +318,7 @@ def create_app(
         rate_limiter=RateLimiter(settings.rate_limit_per_minute),
     )
     app.add_middleware(
-        CORSMiddleware,
+        JsonCORSMiddleware,
         allow_origins=settings.allowed_origins,
         allow_methods=["GET", "POST"],
         allow_headers=["content-type", "x-request-id"],

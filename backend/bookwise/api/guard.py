@@ -13,7 +13,8 @@ import uuid
 from collections.abc import Sequence
 
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.responses import JSONResponse
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bookwise.api.limits import Network, RateLimiter, client_ip
@@ -43,6 +44,29 @@ def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
 
 def own_origin(scope: Scope, headers: Headers) -> str:
     return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+
+
+class JsonCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, with its refused preflight (a plain-text 400) in the API's JSON error shape."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        refused = bytes(response.body).decode(errors="replace").removeprefix("Disallowed CORS ")
+        error: RequestRejected = (
+            OriginNotAllowedError(f"requests from {request_headers.get('origin')} are not allowed")
+            if "origin" in refused
+            else RequestRejected(f"CORS preflight refused: its {refused} is not allowed")
+        )
+        error.status_code = response.status_code
+        request_id = uuid.uuid4().hex  # a preflight never reaches the Guard, which names the others
+        refusal = error_response(error, request_id)
+        for name, value in response.headers.items():
+            if name not in ("content-type", "content-length"):
+                refusal.headers[name] = value
+        refusal.headers["X-Request-ID"] = request_id
+        return refusal
 
 
 class Guard:

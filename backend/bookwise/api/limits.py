@@ -29,7 +29,7 @@ def parse_networks(entries: Sequence[str]) -> list[Network]:
         raise ConfigError(f"trusted_proxies: {error}") from error
 
 
-def _trusted(address: str, networks: Sequence[Network]) -> bool:
+def is_trusted(address: str, networks: Sequence[Network]) -> bool:
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -38,11 +38,11 @@ def _trusted(address: str, networks: Sequence[Network]) -> bool:
 
 
 def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) -> str:
-    if not forwarded_for or not _trusted(peer, trusted):
+    if not forwarded_for or not is_trusted(peer, trusted):
         return peer
     hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
     for hop in reversed(hops):
-        if not _trusted(hop, trusted):
+        if not is_trusted(hop, trusted):
             return hop
     return hops[0] if hops else peer
 

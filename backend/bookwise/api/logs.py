@@ -1,4 +1,8 @@
-"""Structured logs: one JSON object per line, every line carrying the request id of its request."""
+"""Structured logs: one JSON object per line, every line carrying the request id of its request.
+
+Every logger goes through the one JSON handler on the root logger (uvicorn's and the libraries' too),
+so a traceback is a field of its line, never lines of its own.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import json
 import logging
 import sys
 import time
-from typing import Any
+from typing import IO, Any
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 logger = logging.getLogger("bookwise.api")
@@ -20,24 +24,43 @@ class JsonFormatter(logging.Formatter):
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": record.getMessage().strip(),
         }
         request_id = getattr(record, "request_id", None) or request_id_var.get()
         if request_id:
             entry["request_id"] = request_id
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
+            entry["error_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure_logging(level: str = "INFO") -> None:
-    handler = logging.StreamHandler(sys.stderr)
+def mark_logged(error: BaseException) -> None:
+    """The app logged this error with its request id: the server's own report of it is a duplicate."""
+    error.__dict__["_bookwise_logged"] = True
+
+
+class _NotLoggedTwice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (error is not None and error.__dict__.get("_bookwise_logged"))
+
+
+def configure_logging(level: str = "INFO", stream: IO[str] | None = None) -> logging.Handler:
+    """Our loggers at ``level``, everything else at WARNING, all as JSON lines on ``stream`` (stderr)."""
+    handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
-    root = logging.getLogger("bookwise")
+    handler.addFilter(_NotLoggedTwice())
+    root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level)
-    root.propagate = False
+    root.setLevel(logging.WARNING)
+    for name in ("bookwise", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        named = logging.getLogger(name)
+        named.handlers.clear()
+        named.propagate = True
+    logging.getLogger("bookwise").setLevel(level)
+    return handler
 
 
 def log_event(event: str, level: int = logging.INFO, **fields: Any) -> None:

@@ -11,6 +11,7 @@ galloping and bisecting, each check tokenizing at most ``MAX_CHARS_PER_TOKEN * b
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,50 +79,60 @@ def _pack(
     out: list[str] = []
     start = 0
     while start < len(units):
+        # The character bound first (no tokenizing): runs longer than this never fit.
+        limit = max(start + 1, bisect.bisect_right(ends, ends[start] + len(joiner) + max_chars) - 1)
 
         def fits(end: int, start: int = start) -> bool:
-            if ends[end] - ends[start] - len(joiner) > max_chars:
-                return False
             return count(wrap(joiner.join(units[start:end]))) <= budget
 
-        end = _longest_fit(len(units), start, fits)
+        end = _longest_fit(min(limit, len(units)), start, fits)
         out.append(wrap(joiner.join(units[start:end])))
         start = end
     return out
 
 
-def _cut_characters(word: str, budget: int, count: TokenCounter) -> list[str]:
-    """A word over the budget (minified code, a data URI) cut into the longest runs of characters
-    that fit. Each check tokenizes at most ``MAX_CHARS_PER_TOKEN * budget`` characters."""
+def _cut_characters(word: str, budget: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """A word over the budget (minified code, a data URI) cut into runs of characters that fit,
+    with their token counts.
+
+    A run is tried a little longer than the previous one and shrunk in proportion to its excess
+    tokens (with a margin): about two counts per run, so the word is tokenized about twice in all.
+    """
     max_chars = MAX_CHARS_PER_TOKEN * budget
-    out: list[str] = []
-    start = 0
+    out: list[tuple[str, int]] = []
+    start, size = 0, max_chars
     while start < len(word):
-
-        def fits(end: int, start: int = start) -> bool:
-            return end - start <= max_chars and count(word[start:end]) <= budget
-
-        end = _longest_fit(len(word), start, fits)
-        out.append(word[start:end])
+        end = min(len(word), start + size)
+        while (tokens := count(word[start:end])) > budget and end - start > 1:
+            shrunk = (end - start) * budget * 9 // (10 * tokens)
+            end = start + max(1, min(end - start - 1, shrunk))
+        out.append((word[start:end], tokens))
+        size = min(max_chars, (end - start) * 11 // 10 + 1)
         start = end
     return out
 
 
-def _within(text: str, budget: int, count: TokenCounter) -> bool:
-    return len(text) <= MAX_CHARS_PER_TOKEN * budget and count(text) <= budget
+def _tokens_within(text: str, budget: int, count: TokenCounter) -> int | None:
+    """The token count of ``text`` if it fits the budget (never tokenizing an over-long text)."""
+    if len(text) > MAX_CHARS_PER_TOKEN * budget:
+        return None
+    tokens = count(text)
+    return tokens if tokens <= budget else None
 
 
-def _split_words(text: str, budget: int, count: TokenCounter) -> list[str]:
-    """Runs of space-separated words within the budget; a word alone over it is cut by characters."""
+def _split_words(text: str, budget: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """Runs of space-separated words within the budget (with their token counts); a word alone over
+    it is cut by characters."""
     words = text.lstrip(" ").split(" ")  # leading spaces start no run: pieces join with a space
     if words == [""]:
         return []
-    result: list[str] = []
+    result: list[tuple[str, int]] = []
     for part in _pack(words, " ", budget, count, str):
-        if _within(part, budget, count):
-            result.append(part)
-        else:
+        tokens = _tokens_within(part, budget, count)
+        if tokens is None:
             result.extend(_cut_characters(part, budget, count))
+        else:
+            result.append((part, tokens))
     return result
 
 
@@ -149,8 +160,10 @@ def _pieces(blocks: tuple[Block, ...], budget: int, count: TokenCounter) -> list
         else:
             parts, joiner = _SENTENCE_END.split(block.text), " "
         for part in parts:
-            for sub in [part] if _within(part, budget, count) else _split_words(part, budget, count):
-                pieces.append(Piece(sub, count(sub), index, joiner, block.char_start, block.char_end))
+            fitting = _tokens_within(part, budget, count)
+            subs = [(part, fitting)] if fitting is not None else _split_words(part, budget, count)
+            for sub, sub_tokens in subs:
+                pieces.append(Piece(sub, sub_tokens, index, joiner, block.char_start, block.char_end))
     return pieces
 
 

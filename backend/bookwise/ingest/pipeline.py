@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bookwise.errors import SourceError
+from bookwise.errors import BrokenSymlinkError, NotARegularFileError, OutsideSiteError, SourceError
 from bookwise.ingest.chunking import TokenCounter, chunk_blocks
 from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
@@ -53,10 +54,63 @@ def stable_id(*parts: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
 
 
-def discover(source: DocsSource) -> Iterator[tuple[Path, str]]:
-    for path in sorted(source.directory.rglob("*")):
-        if path.is_file() and path.suffix in (".md", ".mdx"):
-            yield path, path.relative_to(source.directory).as_posix()
+DOC_SUFFIXES = (".md", ".mdx")
+
+
+def discover(source: DocsSource, site: SiteConfig) -> Iterator[tuple[Path, str, SourceError | None]]:
+    """Every doc file under ``source`` in path order, as (path, relative path, problem).
+
+    Symlinks are followed only into the site (or an extra root); dangling links, loops, and FIFOs or
+    devices named like docs come back as problems, never opened.
+    """
+    seen = {source.directory.resolve()}
+
+    def walk(directory: Path, prefix: str) -> Iterator[tuple[Path, str, SourceError | None]]:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            yield directory, prefix.rstrip("/"), BrokenSymlinkError(f"cannot list the folder: {exc.strerror}")
+            return
+        for entry in entries:
+            path, relative = Path(entry.path), prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    target = path.resolve(strict=True)  # raises on dangling links and loops
+                    if not site.inside(target):
+                        yield (
+                            path,
+                            relative,
+                            OutsideSiteError(
+                                f"symlink to {target}, outside the site directory "
+                                "(allow it with BOOKWISE_INGEST_EXTRA_ROOTS)"
+                            ),
+                        )
+                        continue
+                is_dir = entry.is_dir()
+            except FileNotFoundError:
+                yield path, relative, BrokenSymlinkError(f"dangling symlink (to {os.readlink(path)})")
+                continue
+            except (OSError, RuntimeError):
+                yield path, relative, BrokenSymlinkError("symlink loop")
+                continue
+            if is_dir:
+                resolved = path.resolve()
+                if resolved in seen:
+                    yield path, relative, BrokenSymlinkError(f"symlink to a folder already read ({resolved})")
+                    continue
+                seen.add(resolved)
+                yield from walk(path, relative + "/")
+            elif path.suffix in DOC_SUFFIXES:
+                if entry.is_file():
+                    yield path, relative, None
+                else:
+                    yield (
+                        path,
+                        relative,
+                        NotARegularFileError("not a regular file (a FIFO, socket or device)"),
+                    )
+
+    yield from walk(source.directory, "")
 
 
 def context_line(section: Section) -> str:
@@ -169,9 +223,15 @@ def ingest_site(
     """``built``: the build manifest's docs; their permalinks and heading ids win over ours."""
     result = IngestResult()
     builder = DocumentBuilder(site, module_depth, chapter_depth, max_file_bytes)
-    for source in site.docs_sources():
-        for path, relative in discover(source):
-            display = f"{source.directory.relative_to(site.site_dir).as_posix()}/{relative}"
+    sources, refused = site.docs_folders()
+    for folder in refused:
+        result.errors.append(FileProblem(folder.path, folder.code, folder.message))
+    for source in sources:
+        for path, relative, problem in discover(source, site):
+            display = f"{_display_dir(source, site)}/{relative}"
+            if problem is not None:
+                result.errors.append(FileProblem(display, problem.code, problem.message))
+                continue
             if on_file is not None:
                 on_file(display)
             if is_partial_or_excluded(relative):
@@ -200,6 +260,14 @@ def ingest_site(
         result.chunks.extend(chunk_document(document, params))
     _check_duplicate_urls(result)
     return result
+
+
+def _display_dir(source: DocsSource, site: SiteConfig) -> str:
+    """The docs folder as reported: relative to the site, or as given when in an extra root."""
+    try:
+        return source.directory.relative_to(site.site_dir).as_posix()
+    except ValueError:
+        return source.directory.as_posix()
 
 
 def _check_duplicate_urls(result: IngestResult) -> None:

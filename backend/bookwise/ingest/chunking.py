@@ -72,7 +72,7 @@ def _pack(
 ) -> list[str]:
     """Greedy runs of ``units``: each ``wrap(joiner.join(run))`` is the longest within the budget in
     tokens and characters (a run of one unit may exceed both)."""
-    max_chars = MAX_CHARS_PER_TOKEN * budget
+    max_chars = MAX_CHARS_PER_TOKEN * budget - len(wrap(""))  # a wrapped run fits the bound too
     ends = [0]  # ends[i]: length of joiner.join(units[:i]) + joiner, for the character bound
     for unit in units:
         ends.append(ends[-1] + len(unit) + len(joiner))

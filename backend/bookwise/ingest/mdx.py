@@ -81,14 +81,12 @@ def tab_labels(line: str) -> str:
     """``<TabItem label="x" ...>`` → ``x: ``, scanning each tag once."""
     out: list[str] = []
     done = search = 0
-    while (start := line.find(_TAB_ITEM_OPEN, search)) >= 0:
+    last_close = line.rfind(">")
+    while 0 <= (start := line.find(_TAB_ITEM_OPEN, search)) < last_close:
         match = _TAB_ITEM.match(line, start)
         if match is None:
             # No tag starting before the next ">" can match either: skip to it.
-            close = line.find(">", start)
-            if close < 0:
-                break
-            search = close + 1
+            search = line.find(">", start) + 1
             continue
         out.append(line[done:start])
         out.append(f"{match.group(1) or match.group(2) or match.group(3)}: ")

@@ -55,62 +55,75 @@ def stable_id(*parts: str) -> str:
 
 
 DOC_SUFFIXES = (".md", ".mdx")
+Found = tuple[Path, str, SourceError | None]  # (path, path relative to the docs folder, problem)
 
 
-def discover(source: DocsSource, site: SiteConfig) -> Iterator[tuple[Path, str, SourceError | None]]:
-    """Every doc file under ``source`` in path order, as (path, relative path, problem).
+def discover(source: DocsSource, site: SiteConfig) -> Iterator[Found]:
+    """Every doc file under ``source`` in path order, with a problem instead for what cannot be read.
 
-    Symlinks are followed only into the site (or an extra root); dangling links, loops, and FIFOs or
-    devices named like docs come back as problems, never opened.
+    Symlinks are followed only into the site (or an extra root), and a symlinked folder only outside
+    this docs folder (inside, it is a loop or a duplicate). Dangling links, loops, and FIFOs or devices
+    named like docs are reported, never opened.
     """
-    seen = {source.directory.resolve()}
+    root = source.directory.resolve()
+    seen = {root}
 
-    def walk(directory: Path, prefix: str) -> Iterator[tuple[Path, str, SourceError | None]]:
+    def walk(directory: Path, prefix: str) -> Iterator[Found]:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            yield directory, prefix.rstrip("/"), BrokenSymlinkError(f"cannot list the folder: {exc.strerror}")
+            yield directory, prefix.rstrip("/"), SourceError(f"cannot list the folder: {exc.strerror}")
             return
         for entry in entries:
             path, relative = Path(entry.path), prefix + entry.name
-            try:
-                if entry.is_symlink():
-                    target = path.resolve(strict=True)  # raises on dangling links and loops
-                    if not site.inside(target):
-                        yield (
-                            path,
-                            relative,
-                            OutsideSiteError(
-                                f"symlink to {target}, outside the site directory "
-                                "(allow it with BOOKWISE_INGEST_EXTRA_ROOTS)"
-                            ),
-                        )
-                        continue
-                is_dir = entry.is_dir()
-            except FileNotFoundError:
-                yield path, relative, BrokenSymlinkError(f"dangling symlink (to {os.readlink(path)})")
-                continue
-            except (OSError, RuntimeError):
-                yield path, relative, BrokenSymlinkError("symlink loop")
-                continue
-            if is_dir:
+            kind, problem = _classify(entry, site, root)
+            if problem is None and kind == "dir":
                 resolved = path.resolve()
                 if resolved in seen:
-                    yield path, relative, BrokenSymlinkError(f"symlink to a folder already read ({resolved})")
-                    continue
-                seen.add(resolved)
-                yield from walk(path, relative + "/")
-            elif path.suffix in DOC_SUFFIXES:
-                if entry.is_file():
-                    yield path, relative, None
+                    problem = BrokenSymlinkError(f"symlink to a folder already read ({resolved})")
                 else:
-                    yield (
-                        path,
-                        relative,
-                        NotARegularFileError("not a regular file (a FIFO, socket or device)"),
-                    )
+                    seen.add(resolved)
+                    yield from walk(path, relative + "/")
+            if problem is not None:
+                yield path, relative, problem
+            elif kind == "doc":
+                yield path, relative, None
 
     yield from walk(source.directory, "")
+
+
+def _classify(entry: os.DirEntry[str], site: SiteConfig, root: Path) -> tuple[str, SourceError | None]:
+    """("dir" | "doc" | "other", problem) of one folder entry, symlinks resolved."""
+    path = Path(entry.path)
+    try:
+        if entry.is_symlink():
+            target = path.resolve(strict=True)  # raises on dangling links and loops
+            if not site.inside(target):
+                message = f"symlink to {target}, outside the site directory"
+                return "other", OutsideSiteError(f"{message} (allow it with BOOKWISE_INGEST_EXTRA_ROOTS)")
+            if entry.is_dir() and (target.is_relative_to(root) or root.is_relative_to(target)):
+                return "other", BrokenSymlinkError(
+                    f"symlink to {target}, inside this docs folder (a loop or a duplicate)"
+                )
+        is_dir = entry.is_dir()
+    except FileNotFoundError:
+        return "other", BrokenSymlinkError(f"dangling symlink (to {_link_target(path)})")
+    except (OSError, RuntimeError):
+        return "other", BrokenSymlinkError("symlink loop")
+    if is_dir:
+        return "dir", None
+    if path.suffix not in DOC_SUFFIXES:
+        return "other", None
+    if not entry.is_file():
+        return "other", NotARegularFileError("not a regular file (a FIFO, socket or device)")
+    return "doc", None
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def context_line(section: Section) -> str:

@@ -37,12 +37,14 @@ def _read_regular_file(path: Path, display_path: str, max_bytes: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotARegularFileError("not a regular file (a FIFO, socket or device)", path=display_path)
-        if info.st_size > max_bytes:
+        raw = file.read(max_bytes + 1)  # never more than the limit, even if the file grew meanwhile
+        if max(info.st_size, len(raw)) > max_bytes:
             raise FileTooLargeError(
-                f"file is {info.st_size} bytes, over the {max_bytes}-byte limit (max_file_bytes)",
+                f"file is {max(info.st_size, len(raw))} bytes, over the {max_bytes}-byte limit "
+                "(max_file_bytes)",
                 path=display_path,
             )
-        return file.read(max_bytes + 1)
+        return raw
 
 
 def read_source(path: Path, display_path: str, max_bytes: int) -> SourceFile:

@@ -18,6 +18,8 @@ from bookwise.ingest.sections import ResolvedHeading, build_sections, resolve
 from bookwise.ingest.site import DocsSource, SiteConfig
 from bookwise.ingest.source import SourceFile, line_of, read_source
 
+DESCRIPTION_SOURCE_CHARS = 20_000  # far beyond any real first paragraph line
+
 
 def category_label(directory: Path) -> str:
     for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
@@ -129,7 +131,9 @@ class DocumentBuilder:
         description = fm.get("description")
         if not isinstance(description, str):
             prose = next((b.text for s in sections for b in s.blocks if b.kind == "prose"), "")
-            description = markdown_to_text(prose.split("\n")[0]) if prose else ""
+            # The first line, bounded: a 2 MB line would cost seconds in mistune for a snippet.
+            first_line = prose.split("\n", 1)[0][:DESCRIPTION_SOURCE_CHARS]
+            description = markdown_to_text(first_line) if prose else ""
         module, chapter = self._grouping(source, doc_path, fm)
         url = apply_trailing_slash(
             permalink(source.version_path, route.slug), self.site.trailing_slash, self.site.base_url

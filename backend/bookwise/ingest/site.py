@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ class SiteConfig:
     overrides: dict[str, Any] = field(default_factory=dict)
     extra_roots: tuple[Path, ...] = ()  # folders outside site_dir that docs may resolve into
 
-    @property
+    @cached_property
     def roots(self) -> tuple[Path, ...]:
         return tuple(p.resolve() for p in (self.site_dir, *self.extra_roots))
 
@@ -94,7 +95,7 @@ class SiteConfig:
                         OutsideSiteError(
                             f"docs folder resolves to {directory.resolve()}, outside the site directory "
                             "(allow it with BOOKWISE_INGEST_EXTRA_ROOTS)",
-                            path=str(directory),
+                            path=directory.relative_to(self.site_dir).as_posix(),
                         )
                     )
                     continue

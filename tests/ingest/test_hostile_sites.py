@@ -180,14 +180,20 @@ def outside(tmp_path: Path) -> Path:
 
 
 def test_symlink_to_a_file_outside_the_site_is_refused(make_site: SiteFactory, outside: Path) -> None:
-    site = make_site({"docs/good.md": GOOD})
+    site = make_site({"docs/good.md": GOOD, "docs/guide/page.md": GOOD})
     (site / "docs" / "passwd.md").symlink_to(outside / "secret.txt")
     (site / "docs" / "linked").symlink_to(outside / "elsewhere")  # a folder, too
+    (outside / "category.json").write_text('{"label": "TOPSECRET"}')
+    (site / "docs" / "guide" / "_category_.json").symlink_to(outside / "category.json")
     result = run(read_site_config(site))
-    assert errors(result) == {"docs/passwd.md": "outside_site", "docs/linked": "outside_site"}
-    assert str(outside / "secret.txt") in result.errors[1].message + result.errors[0].message
+    assert errors(result) == {
+        "docs/passwd.md": "outside_site",
+        "docs/linked": "outside_site",
+        "docs/guide/_category_.json": "outside_site",  # reported, and its label not read
+    }
+    assert any(str(outside / "secret.txt") in e.message for e in result.errors)
     assert "TOPSECRET" not in indexed_text(result)
-    assert [d.doc_path for d in result.documents] == ["good.md"]
+    assert [(d.doc_path, d.module) for d in result.documents] == [("good.md", ""), ("guide/page.md", "guide")]
 
 
 def test_mdx_import_outside_the_site_is_refused(make_site: SiteFactory, outside: Path) -> None:

@@ -317,7 +317,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     if not args.site_dir.is_dir():
         raise BookwiseError(f"site folder not found: {args.site_dir}")
-    site = read_site_config(args.site_dir).with_overrides(
+    site = read_site_config(args.site_dir, extra_roots=tuple(settings.ingest_extra_roots)).with_overrides(
         url=args.url,
         base_url=args.base_url,
         docs_path=args.docs_path,

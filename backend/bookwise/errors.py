@@ -4,6 +4,7 @@
   - ConfigError                 bad settings or site configuration
   - SourceError                 one source file cannot be ingested (reported, the rest goes on)
     - FrontMatterError · EncodingError · FileTooLargeError · MarkdownError
+    - OutsideSiteError · BrokenSymlinkError · NotARegularFileError
   - IndexError_                 the vector index cannot be used
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
     - RetrievalTimeoutError
@@ -79,6 +80,24 @@ class FileTooLargeError(SourceError):
 
 class MarkdownError(SourceError):
     code = "markdown_invalid"
+
+
+class OutsideSiteError(SourceError):
+    """A doc, folder or MDX import that resolves outside the site directory (and the extra roots)."""
+
+    code = "outside_site"
+
+
+class BrokenSymlinkError(SourceError):
+    """A dangling symlink or a symlink loop in a docs folder."""
+
+    code = "broken_symlink"
+
+
+class NotARegularFileError(SourceError):
+    """A FIFO, socket or device named like a doc: never opened (a FIFO would block the ingest)."""
+
+    code = "not_a_regular_file"
 
 
 class IndexError_(BookwiseError):  # trailing underscore: do not shadow the builtin

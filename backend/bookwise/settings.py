@@ -271,6 +271,14 @@ class Settings(BaseSettings):
         "(request ids kept in memory; an older or unknown id is refused).",
     )
 
+    # ingest hardening (issue 16)
+    ingest_extra_roots: list[Path] = Field(
+        default_factory=list,
+        description="Folders outside the site directory that docs, docs folders and MDX imports may "
+        "resolve into (JSON list), e.g. a monorepo's shared docs. Empty: anything resolving outside the "
+        "site is refused with `outside_site`.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -3,10 +3,15 @@
 Blocks are cut into pieces (sentences for prose, line groups for code, rows for tables), then packed
 greedily up to the budget; consecutive chunks repeat up to ``overlap`` tokens of trailing pieces,
 and a trailing piece smaller than ``min_tokens`` joins the previous chunk.
+
+Cost is near-linear in the input: text is never re-tokenized as it grows one word or one line at a
+time (that was quadratic in runs of spaces and long words); the longest run that fits is found by
+galloping and bisecting, each check tokenizing at most ``MAX_CHARS_PER_TOKEN * budget`` characters.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +19,10 @@ from dataclasses import dataclass
 from bookwise.ingest.models import Block
 
 TokenCounter = Callable[[str], int]
+
+# A chunk is also bounded in characters, whatever its token count: a tokenizer may count a run of
+# spaces as nothing and a 2 MB word as one unknown token. Prose and code read at 3-6 characters a token.
+MAX_CHARS_PER_TOKEN = 16
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z0-9\[`*_(\"'])")
 
@@ -36,70 +45,135 @@ class ChunkText:
     tokens: int
 
 
-def _split_words(text: str, budget: int, count: TokenCounter) -> list[str]:
-    words, out, current = text.split(" "), [], ""
-    for word in words:
-        candidate = f"{current} {word}" if current else word
-        if current and count(candidate) > budget:
-            out.append(current)
-            current = word
+def _longest_fit(total: int, start: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``end`` (``start < end <= total``) with ``fits(end)``; ``start + 1`` if none.
+
+    ``fits`` must be monotone (a run that does not fit does not fit longer): O(log n) checks.
+    """
+    low, step = start + 1, 1
+    high = total + 1
+    while low < total:
+        probe = min(low + step, total)
+        if not fits(probe):
+            high = probe
+            break
+        low, step = probe, step * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fits(middle):
+            low = middle
         else:
-            current = candidate
-    if current:
-        out.append(current)
-    # A single "word" longer than the budget (minified code, a data URI) is cut by characters.
-    result: list[str] = []
-    for part in out:
-        while count(part) > budget and len(part) > 1:
-            cut = max(1, len(part) * budget // max(count(part), 1))
-            result.append(part[:cut])
-            part = part[cut:]
-        result.append(part)
+            high = middle
+    return low
+
+
+def _pack(
+    units: list[str], joiner: str, budget: int, count: TokenCounter, wrap: Callable[[str], str]
+) -> list[str]:
+    """Greedy runs of ``units``: each ``wrap(joiner.join(run))`` is the longest within the budget in
+    tokens and characters (a run of one unit may exceed both)."""
+    max_chars = MAX_CHARS_PER_TOKEN * budget - len(wrap(""))  # a wrapped run fits the bound too
+    ends = [0]  # ends[i]: length of joiner.join(units[:i]) + joiner, for the character bound
+    for unit in units:
+        ends.append(ends[-1] + len(unit) + len(joiner))
+    out: list[str] = []
+    start = 0
+    while start < len(units):
+        # The character bound first (no tokenizing): runs longer than this never fit.
+        limit = max(start + 1, bisect.bisect_right(ends, ends[start] + len(joiner) + max_chars) - 1)
+
+        def fits(end: int, start: int = start) -> bool:
+            return count(wrap(joiner.join(units[start:end]))) <= budget
+
+        end = _longest_fit(min(limit, len(units)), start, fits)
+        out.append(wrap(joiner.join(units[start:end])))
+        start = end
+    return out
+
+
+def _cut_characters(word: str, budget: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """A word over the budget (minified code, a data URI) cut into runs of characters that fit,
+    with their token counts.
+
+    A run is tried a little longer than the previous one and shrunk in proportion to its excess
+    tokens (with a margin): about two counts per run, so the word is tokenized about twice in all.
+    """
+    max_chars = MAX_CHARS_PER_TOKEN * budget
+    out: list[tuple[str, int]] = []
+    start, size = 0, max_chars
+    while start < len(word):
+        end = min(len(word), start + size)
+        while (tokens := count(word[start:end])) > budget and end - start > 1:
+            shrunk = (end - start) * budget * 9 // (10 * tokens)
+            end = start + max(1, min(end - start - 1, shrunk))
+        out.append((word[start:end], tokens))
+        size = min(max_chars, (end - start) * 11 // 10 + 1)
+        start = end
+    return out
+
+
+def _tokens_within(text: str, budget: int, count: TokenCounter) -> int | None:
+    """The token count of ``text`` if it fits the budget (never tokenizing an over-long text)."""
+    if len(text) > MAX_CHARS_PER_TOKEN * budget:
+        return None
+    tokens = count(text)
+    return tokens if tokens <= budget else None
+
+
+def _split_words(text: str, budget: int, count: TokenCounter) -> list[tuple[str, int]]:
+    """Runs of space-separated words within the budget (with their token counts); a word alone over
+    it is cut by characters."""
+    words = text.lstrip(" ").split(" ")  # leading spaces start no run: pieces join with a space
+    if words == [""]:
+        return []
+    result: list[tuple[str, int]] = []
+    for part in _pack(words, " ", budget, count, str):
+        tokens = _tokens_within(part, budget, count)
+        if tokens is None:
+            result.extend(_cut_characters(part, budget, count))
+        else:
+            result.append((part, tokens))
     return result
+
+
+def _code_groups(text: str, budget: int, count: TokenCounter) -> list[str]:
+    """A code block over the budget as runs of lines, each closed into a valid fence."""
+    lines = text.split("\n")
+    fence_open, fence_close, body = lines[0], lines[-1], lines[1:-1]
+    if not body:
+        return [text]
+    return _pack(body, "\n", budget, count, lambda code: f"{fence_open}\n{code}\n{fence_close}")
 
 
 def _pieces(blocks: tuple[Block, ...], budget: int, count: TokenCounter) -> list[Piece]:
     pieces: list[Piece] = []
     for index, block in enumerate(blocks):
-        tokens = count(block.text)
-        if tokens <= budget:
-            pieces.append(Piece(block.text, tokens, index, "", block.char_start, block.char_end))
-            continue
+        if len(block.text) <= MAX_CHARS_PER_TOKEN * budget:
+            tokens = count(block.text)
+            if tokens <= budget:
+                pieces.append(Piece(block.text, tokens, index, "", block.char_start, block.char_end))
+                continue
         if block.kind == "code":
-            lines = block.text.split("\n")
-            fence_open, fence_close, body = lines[0], lines[-1], lines[1:-1]
-            groups: list[str] = []
-            current: list[str] = []
-            for line in body:
-                candidate = "\n".join([fence_open, *current, line, fence_close])
-                if current and count(candidate) > budget:
-                    groups.append("\n".join([fence_open, *current, fence_close]))
-                    current = []
-                current.append(line)
-            if current:
-                groups.append("\n".join([fence_open, *current, fence_close]))
-            parts, joiner = groups, "\n"
+            parts, joiner = _code_groups(block.text, budget, count), "\n"
         elif block.kind == "table":
             parts, joiner = block.text.split("\n"), "\n"
         else:
             parts, joiner = _SENTENCE_END.split(block.text), " "
         for part in parts:
-            subparts = [part] if count(part) <= budget else _split_words(part, budget, count)
-            for sub in subparts:
-                pieces.append(Piece(sub, count(sub), index, joiner, block.char_start, block.char_end))
+            fitting = _tokens_within(part, budget, count)
+            subs = [(part, fitting)] if fitting is not None else _split_words(part, budget, count)
+            for sub, sub_tokens in subs:
+                pieces.append(Piece(sub, sub_tokens, index, joiner, block.char_start, block.char_end))
     return pieces
 
 
 def _render(pieces: list[Piece]) -> str:
-    out = ""
+    out: list[str] = []
     for n, piece in enumerate(pieces):
-        if n == 0:
-            out = piece.text
-        elif piece.block == pieces[n - 1].block:
-            out += (piece.joiner or "\n") + piece.text
-        else:
-            out += "\n\n" + piece.text
-    return out
+        if n:
+            out.append((piece.joiner or "\n") if piece.block == pieces[n - 1].block else "\n\n")
+        out.append(piece.text)
+    return "".join(out)
 
 
 def chunk_blocks(
@@ -112,34 +186,44 @@ def chunk_blocks(
     count: TokenCounter,
 ) -> list[ChunkText]:
     """Chunks of at most ``budget`` tokens (``hard_limit`` when a tiny tail is merged)."""
+    max_chars = MAX_CHARS_PER_TOKEN * budget
     pieces = _pieces(blocks, budget, count)
     groups: list[list[Piece]] = []
     current: list[Piece] = []
-    current_tokens = 0
+    current_tokens = current_chars = 0
     fresh = 0  # pieces in ``current`` that are not overlap from the previous chunk
     for piece in pieces:
-        if current and fresh and current_tokens + piece.tokens > budget:
+        over = current_tokens + piece.tokens > budget or current_chars + len(piece.text) > max_chars
+        if current and fresh and over:
             groups.append(current)
             carried: list[Piece] = []
-            carried_tokens = 0
+            carried_tokens = carried_chars = 0
             for prev in reversed(current):
                 if (
                     carried_tokens + prev.tokens > overlap
                     or prev.tokens + piece.tokens > budget - carried_tokens
+                    or carried_chars + len(prev.text) + len(piece.text) > max_chars
                 ):
                     break
                 carried.insert(0, prev)
                 carried_tokens += prev.tokens
-            current, current_tokens, fresh = carried, carried_tokens, 0
+                carried_chars += len(prev.text)
+            current, current_tokens, current_chars, fresh = carried, carried_tokens, carried_chars, 0
         current.append(piece)
         current_tokens += piece.tokens
+        current_chars += len(piece.text)
         fresh += 1
     if current and fresh:
-        tail_tokens = sum(p.tokens for p in current[len(current) - fresh :])
+        tail = current[len(current) - fresh :]
+        tail_tokens = sum(p.tokens for p in tail)
         if groups and tail_tokens < min_tokens:
             previous_tokens = sum(p.tokens for p in groups[-1])
-            if previous_tokens + tail_tokens <= hard_limit:
-                groups[-1] = groups[-1] + current[len(current) - fresh :]
+            previous_chars = sum(len(p.text) for p in groups[-1])
+            if (
+                previous_tokens + tail_tokens <= hard_limit
+                and previous_chars + sum(len(p.text) for p in tail) <= MAX_CHARS_PER_TOKEN * hard_limit
+            ):
+                groups[-1] = groups[-1] + tail
                 current = []
         if current:
             groups.append(current)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from bookwise.errors import SourceError
+from bookwise.errors import OutsideSiteError, SourceError
 from bookwise.ingest.markdown import markdown_to_text
 from bookwise.ingest.mdx import Item, TextItem, scan
 from bookwise.ingest.models import Document
@@ -17,6 +17,8 @@ from bookwise.ingest.routing import apply_trailing_slash, permalink, route_doc, 
 from bookwise.ingest.sections import ResolvedHeading, build_sections, resolve
 from bookwise.ingest.site import DocsSource, SiteConfig
 from bookwise.ingest.source import SourceFile, line_of, read_source
+
+DESCRIPTION_SOURCE_CHARS = 20_000  # far beyond any real first paragraph line
 
 
 def category_label(directory: Path) -> str:
@@ -65,7 +67,14 @@ class DocumentBuilder:
 
     def _label(self, directory: Path) -> str:
         if directory not in self._labels:
-            self._labels[directory] = category_label(directory)
+            # A category file linked from outside the site is not read: its folder name labels it.
+            inside = all(
+                self.site.inside(directory / n)
+                for n in ("_category_.json", "_category_.yml", "_category_.yaml")
+            )
+            self._labels[directory] = (
+                category_label(directory) if inside else strip_number_prefix(directory.name)[0]
+            )
         return self._labels[directory]
 
     def _grouping(self, source: DocsSource, doc_path: str, front_matter: dict[str, Any]) -> tuple[str, str]:
@@ -104,7 +113,14 @@ class DocumentBuilder:
         )
 
         def load(target: str) -> list[Item] | None:
-            return self._partial((path.parent / target).resolve())
+            included = (path.parent / target).resolve()
+            if not self.site.inside(included):
+                raise OutsideSiteError(
+                    f"imports {target}, which resolves to {included}, outside the site directory "
+                    "(allow it with BOOKWISE_INGEST_EXTRA_ROOTS)",
+                    path=parsed.path,
+                )
+            return self._partial(included)
 
         resolved = resolve(items, load)
         first = next((it for it in resolved if not (isinstance(it, TextItem) and not it.text.strip())), None)
@@ -115,7 +131,9 @@ class DocumentBuilder:
         description = fm.get("description")
         if not isinstance(description, str):
             prose = next((b.text for s in sections for b in s.blocks if b.kind == "prose"), "")
-            description = markdown_to_text(prose.split("\n")[0]) if prose else ""
+            # The first line, bounded: a 2 MB line would cost seconds in mistune for a snippet.
+            first_line = prose.split("\n", 1)[0][:DESCRIPTION_SOURCE_CHARS]
+            description = markdown_to_text(first_line) if prose else ""
         module, chapter = self._grouping(source, doc_path, fm)
         url = apply_trailing_slash(
             permalink(source.version_path, route.slug), self.site.trailing_slash, self.site.base_url

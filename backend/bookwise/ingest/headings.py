@@ -8,13 +8,30 @@ from dataclasses import dataclass
 from bookwise.ingest.markdown import heading_plain_text
 from bookwise.ingest.slugger import GithubSlugger
 
-# {/* #my-id */} at the end: the comment's first word must start with "#".
-_COMMENT_ID = re.compile(r"\s*\{/\*\s*#(?P<id>[^\s*]+)[^*]*\*/\}\s*$")
-# With Docusaurus' default mdx1Compat.comments, <!-- #id --> sets no id: the comment is dropped and
-# the space before it stays in the slugged text ("Text <!-- #x -->" → "text-"). Verified on 3.10.2.
-_HTML_COMMENT_TAIL = re.compile(r"(\s*)<!--.*?-->\s*$", re.S)
+# The patterns below have no leading "\s*" (the text before a match is stripped anyway): searched
+# from every position, it rescanned each run of spaces (quadratic).
+# {/* #my-id */} at the end: the comment's first word must start with "#". The id is possessive:
+# giving characters back to "[^*]*" can never help, and retrying every split was quadratic.
+_COMMENT_ID = re.compile(r"\{/\*\s*#(?P<id>[^\s*]++)[^*]*\*/\}\s*$")
 # Classic {#my-id}; the regex is Docusaurus' own (markdownHeadingIdUtils.ts).
-_CLASSIC_ID = re.compile(r"\s*\{#(?P<id>(?:.(?!\{#|\}))*.)\}$")
+_CLASSIC_ID = re.compile(r"\{#(?P<id>(?:.(?!\{#|\}))*.)\}$")
+
+
+def _html_comment_tail(source: str) -> tuple[int, bool] | None:
+    r"""Where a trailing ``<!-- … -->`` (and the spaces before it) starts, and whether spaces precede it.
+
+    With Docusaurus' default mdx1Compat.comments, <!-- #id --> sets no id: the comment is dropped and
+    the space before it stays in the slugged text ("Text <!-- #x -->" → "text-"). Verified on 3.10.2.
+    The same as searching ``(\s*)<!--.*?-->\s*$`` (re.S), without retrying every opener (quadratic).
+    """
+    tail = source.rstrip()
+    opener = source.find("<!--")
+    if not tail.endswith("-->") or opener < 0 or opener + 4 > len(tail) - 3:
+        return None
+    start = opener
+    while start and source[start - 1].isspace():
+        start -= 1
+    return start, start < opener
 
 
 @dataclass(frozen=True)
@@ -34,9 +51,9 @@ def parse_heading(raw: str) -> ParsedHeading:
     elif match := _CLASSIC_ID.search(source):
         explicit = match.group("id").strip()
         source = source[: match.start()]
-    elif match := _HTML_COMMENT_TAIL.search(source):
-        trailing = " " if match.group(1) else ""
-        source = source[: match.start()]
+    elif comment := _html_comment_tail(source):
+        trailing = " " if comment[1] else ""
+        source = source[: comment[0]]
     source = source.strip()
     return ParsedHeading(source=source, text=heading_plain_text(source) + trailing, explicit_id=explicit)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from typing import Any
@@ -9,32 +10,51 @@ from typing import Any
 import mistune
 
 _parse = mistune.create_markdown(renderer=None, plugins=["table", "strikethrough", "math"])
-_JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s+(?:[^<>{}]|\{[^{}]*\})*?)?\s*/?>")
-_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-
-
+# A tag runs to the first ">" outside {…} attribute values. One way to match each character (no
+# "\s+ … \s*" pair to share a run of spaces): linear, where the lazy form was cubic on "<a" + spaces.
+_JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s(?:[^<>{}]|\{[^{}]*\})*)?/?>")
 _BACKTICKS = re.compile(r"`+")
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each inline code span: a backtick run closed by a run of the same length."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_width: dict[int, list[int]] = {}  # width → indexes in ``runs``, ascending
+    for index, (start, end) in enumerate(runs):
+        by_width.setdefault(end - start, []).append(index)
     spans: list[tuple[int, int]] = []
-    position = 0
-    while (opening := _BACKTICKS.search(text, position)) is not None:
-        width = len(opening.group())
-        closing = next((m for m in _BACKTICKS.finditer(text, opening.end()) if len(m.group()) == width), None)
-        if closing is None:
-            position = opening.end()
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        same = by_width[end - start]
+        after = bisect.bisect_right(same, index)  # the next run of the same width, if any
+        if after == len(same):
+            index += 1
             continue
-        spans.append((opening.start(), closing.end()))
-        position = closing.end()
+        closing = same[after]
+        spans.append((start, runs[closing][1]))
+        index = closing + 1
     return spans
 
 
+def _drop_between(text: str, opener: str, closer: str) -> str:
+    """Remove every ``opener … closer`` (shortest, non-overlapping), as ``re.sub`` with ``.*?``
+    would, in one pass: the regex rescanned to the end from every unclosed opener."""
+    out: list[str] = []
+    position = 0
+    while (start := text.find(opener, position)) >= 0:
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break  # no later opener can be closed either
+        out.append(text[position:start])
+        position = end + len(closer)
+    out.append(text[position:])
+    return "".join(out)
+
+
 def _strip_tags(text: str) -> str:
-    text = _MDX_COMMENT.sub("", text)
-    text = _HTML_COMMENT.sub("", text)
+    text = _drop_between(text, "{/*", "*/}")
+    text = _drop_between(text, "<!--", "-->")
     return _JSX_TAG.sub("", text)
 
 

@@ -16,19 +16,21 @@ from bookwise.ingest.markdown import strip_jsx
 
 ADMONITIONS = ("note", "tip", "info", "warning", "danger", "caution", "important", "success", "secondary")
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX_OPEN = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
-_ADMONITION_OPEN = re.compile(r"^\s*(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\])?(?:\{[^}]*\})?\s*(.*?)\s*$")
+_ADMONITION_OPEN = re.compile(r"^\s*(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\])?(?:\{[^}]*\})?(.*)$")
 _ADMONITION_CLOSE = re.compile(r"^\s*:{3,}\s*$")
 _ESM = re.compile(r"^(import|export)\s")
 _IMPORT_DEFAULT = re.compile(r"""^import\s+(\w+)\s+from\s+['"]([^'"]+\.mdx?)['"]""")
 _SELF_CLOSING = re.compile(r"^\s*<([A-Z]\w*)\s*/>\s*$")
 _TAB_ITEM = re.compile(r"""<TabItem\b[^>]*?\blabel=(?:"([^"]*)"|'([^']*)'|\{['"]([^'"]*)['"]\})[^>]*>""")
+_TAB_ITEM_OPEN = "<TabItem"
 _UNCLOSED_TAG = re.compile(r"^\s*<[A-Za-z][\w.:-]*(?:\s[^>]*)?$")
 _TITLE_ATTR = re.compile(r"""title=(?:"([^"]*)"|'([^']*)')""")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_DELIM = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# Matched against the stripped line: a leading and a trailing ``\s*`` beside ``\s*`` was quadratic.
+_TABLE_DELIM = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 _MATH = re.compile(r"\$\$|\\\(|\$[^$\s][^$]*\$")
 _IMAGE = re.compile(r"!\[[^\]]*\]\(|<img\b", re.I)
 
@@ -59,6 +61,40 @@ class IncludeItem:
 Item = HeadingItem | TextItem | IncludeItem
 
 
+def _atx(line: str) -> tuple[int, str] | None:
+    r"""(level, text) of an ATX heading line, the closing ``#``s removed.
+
+    Same result as ``^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`` without its lazy
+    group, which retried the ending at every character (quadratic in runs of spaces).
+    """
+    opening = _ATX_OPEN.match(line)
+    if opening is None:
+        return None
+    text = line[opening.end() :].strip(" \t")
+    hashes = text.rstrip("#")
+    if len(hashes) < len(text) and hashes[-1:] in (" ", "\t"):
+        text = hashes.rstrip(" \t")
+    return len(opening.group(1)), text.strip()
+
+
+def tab_labels(line: str) -> str:
+    """``<TabItem label="x" ...>`` → ``x: ``, scanning each tag once."""
+    out: list[str] = []
+    done = search = 0
+    last_close = line.rfind(">")
+    while 0 <= (start := line.find(_TAB_ITEM_OPEN, search)) < last_close:
+        match = _TAB_ITEM.match(line, start)
+        if match is None:
+            # No tag starting before the next ">" can match either: skip to it.
+            search = line.find(">", start) + 1
+            continue
+        out.append(line[done:start])
+        out.append(f"{match.group(1) or match.group(2) or match.group(3)}: ")
+        done = search = match.end()
+    out.append(line[done:])
+    return "".join(out)
+
+
 def _lines(text: str, offset: int) -> Iterator[tuple[str, int, int]]:
     pos = 0
     for line in text.split("\n"):
@@ -73,9 +109,15 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
     lines = list(_lines(body, offset))
     i = 0
     admonition_depth = 0
-    paragraph_open = (
-        False  # the previous item is a prose line that a setext underline would turn into a heading
-    )
+    # Lines of the open paragraph (that a setext underline would turn into a heading), joined once
+    # when it closes: re-joining the growing text line by line was quadratic.
+    paragraph: list[tuple[str, int, int]] = []
+
+    def close_paragraph() -> None:
+        if paragraph:
+            text = "\n".join(t for t, _, _ in paragraph)
+            items.append(TextItem(text, paragraph[0][1], paragraph[-1][2], "prose"))
+            paragraph.clear()
 
     def line_number(pos: int) -> int:
         return body.count("\n", 0, pos - offset) + first_line
@@ -100,8 +142,9 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
             title_match = _TITLE_ATTR.search(info)
             title = (title_match.group(1) or title_match.group(2)) if title_match else ""
             header = f"{marker}{lang}" + (f' title="{title}"' if title else "")
+            close_paragraph()
             items.append(TextItem(f"{header}\n{code}\n{marker}", start, close_end, "code"))
-            i, paragraph_open = j + 1, False
+            i = j + 1
             continue
 
         if stripped.startswith("<!--") or stripped.startswith("{/*"):
@@ -114,9 +157,10 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
                     f"comment is never closed (missing '{closer}')", path=path, line=line_number(start)
                 )
             rest = lines[j][0].split(closer, 1)[1].strip()
+            close_paragraph()
             if rest:
                 items.append(TextItem(strip_jsx(rest), start, lines[j][2], "prose"))
-            i, paragraph_open = j + 1, False
+            i = j + 1
             continue
 
         if _ESM.match(line):
@@ -125,43 +169,48 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
                 if match := _IMPORT_DEFAULT.match(lines[j][0]):
                     partials[match.group(1)] = match.group(2)
                 j += 1
-            i, paragraph_open = j, False
+            close_paragraph()
+            i = j
             continue
 
-        heading = _ATX.match(line)
+        heading = _atx(line)
         if heading:
-            items.append(HeadingItem(len(heading.group(1)), (heading.group(2) or "").strip(), start, end))
-            i, paragraph_open = i + 1, False
+            close_paragraph()
+            items.append(HeadingItem(heading[0], heading[1], start, end))
+            i += 1
             continue
 
         setext = _SETEXT.match(line)
-        if setext and paragraph_open and isinstance(items[-1], TextItem):
-            previous = items.pop()
-            assert isinstance(previous, TextItem)
+        if setext and paragraph:
             level = 1 if setext.group(1)[0] == "=" else 2
-            items.append(HeadingItem(level, previous.text.strip(), previous.start, end))
-            i, paragraph_open = i + 1, False
+            text = "\n".join(t for t, _, _ in paragraph).strip()
+            items.append(HeadingItem(level, text, paragraph[0][1], end))
+            paragraph.clear()
+            i += 1
             continue
 
         admonition = _ADMONITION_OPEN.match(line)
         if admonition and admonition.group(2).lower() in ADMONITIONS:
             _, keyword, bracket_title, legacy_title = admonition.groups()
-            title = bracket_title or legacy_title or ""
+            title = bracket_title or legacy_title.strip() or ""
             label = keyword.capitalize() + (f": {strip_jsx(title)}" if title else "")
+            close_paragraph()
             items.append(TextItem(f"**{label}**", start, end, "admonition"))
             admonition_depth += 1
-            i, paragraph_open = i + 1, False
+            i += 1
             continue
         if admonition_depth and _ADMONITION_CLOSE.match(line):
             admonition_depth -= 1
+            close_paragraph()
             items.append(TextItem("", start, end, "blank"))
-            i, paragraph_open = i + 1, False
+            i += 1
             continue
 
         include = _SELF_CLOSING.match(line)
         if include and include.group(1) in partials:
+            close_paragraph()
             items.append(IncludeItem(partials[include.group(1)], start, end))
-            i, paragraph_open = i + 1, False
+            i += 1
             continue
 
         if _UNCLOSED_TAG.match(line) and not stripped.endswith(">"):
@@ -169,47 +218,45 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
             j = i
             while j < len(lines) and not lines[j][0].rstrip().endswith(">"):
                 j += 1
-            i, paragraph_open = j + 1, False
+            close_paragraph()
+            i = j + 1
             continue
 
         if not stripped:
+            close_paragraph()
             items.append(TextItem("", start, end, "blank"))
-            i, paragraph_open = i + 1, False
+            i += 1
             continue
 
-        text = _TAB_ITEM.sub(lambda m: f"{m.group(1) or m.group(2) or m.group(3)}: ", line)
-        text = strip_jsx(text)
+        text = strip_jsx(tab_labels(line))
         if not text.strip():
             # A line of wrappers only (<Tabs>, </details>…): a block boundary, like a blank line.
+            close_paragraph()
             items.append(TextItem("", start, end, "blank"))
-            i, paragraph_open = i + 1, False
+            i += 1
             continue
-        kind = "table" if _TABLE_ROW.match(line) or _TABLE_DELIM.match(line) and "|" in line else "prose"
-        if kind == "prose" and paragraph_open and isinstance(items[-1], TextItem):
-            previous = items.pop()
-            assert isinstance(previous, TextItem)
-            items.append(TextItem(previous.text + "\n" + text, previous.start, end, "prose"))
+        if _TABLE_ROW.match(line) or "|" in line and _TABLE_DELIM.match(stripped):
+            close_paragraph()
+            items.append(TextItem(text, start, end, "table"))
         else:
-            items.append(TextItem(text, start, end, kind))
-        paragraph_open = kind == "prose"
+            paragraph.append((text, start, end))
         i += 1
+    close_paragraph()
     return _merge_tables(items)
 
 
 def _merge_tables(items: list[Item]) -> list[Item]:
+    """Consecutive table rows → one table item (joined once per table, not once per row)."""
     merged: list[Item] = []
-    for item in items:
-        if (
-            isinstance(item, TextItem)
-            and item.kind == "table"
-            and merged
-            and isinstance(merged[-1], TextItem)
-            and merged[-1].kind == "table"
-        ):
-            previous = merged.pop()
-            assert isinstance(previous, TextItem)
-            merged.append(TextItem(previous.text + "\n" + item.text, previous.start, item.end, "table"))
-        else:
+    rows: list[TextItem] = []
+    for item in [*items, None]:
+        if isinstance(item, TextItem) and item.kind == "table":
+            rows.append(item)
+            continue
+        if rows:
+            merged.append(TextItem("\n".join(r.text for r in rows), rows[0].start, rows[-1].end, "table"))
+            rows.clear()
+        if item is not None:
             merged.append(item)
     return merged
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bookwise.errors import SourceError
+from bookwise.errors import BrokenSymlinkError, NotARegularFileError, OutsideSiteError, SourceError
 from bookwise.ingest.chunking import TokenCounter, chunk_blocks
 from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
@@ -53,10 +54,76 @@ def stable_id(*parts: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, "\x1f".join(parts)))
 
 
-def discover(source: DocsSource) -> Iterator[tuple[Path, str]]:
-    for path in sorted(source.directory.rglob("*")):
-        if path.is_file() and path.suffix in (".md", ".mdx"):
-            yield path, path.relative_to(source.directory).as_posix()
+DOC_SUFFIXES = (".md", ".mdx")
+Found = tuple[Path, str, SourceError | None]  # (path, path relative to the docs folder, problem)
+
+
+def discover(source: DocsSource, site: SiteConfig) -> Iterator[Found]:
+    """Every doc file under ``source`` in path order, with a problem instead for what cannot be read.
+
+    Symlinks are followed only into the site (or an extra root), and a symlinked folder only outside
+    this docs folder (inside, it is a loop or a duplicate). Dangling links, loops, and FIFOs or devices
+    named like docs are reported, never opened.
+    """
+    root = source.directory.resolve()
+    seen = {root}
+
+    def walk(directory: Path, prefix: str) -> Iterator[Found]:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            yield directory, prefix.rstrip("/"), SourceError(f"cannot list the folder: {exc.strerror}")
+            return
+        for entry in entries:
+            path, relative = Path(entry.path), prefix + entry.name
+            kind, problem = _classify(entry, site, root)
+            if problem is None and kind == "dir":
+                resolved = path.resolve()
+                if resolved in seen:
+                    problem = BrokenSymlinkError(f"symlink to a folder already read ({resolved})")
+                else:
+                    seen.add(resolved)
+                    yield from walk(path, relative + "/")
+            if problem is not None:
+                yield path, relative, problem
+            elif kind == "doc":
+                yield path, relative, None
+
+    yield from walk(source.directory, "")
+
+
+def _classify(entry: os.DirEntry[str], site: SiteConfig, root: Path) -> tuple[str, SourceError | None]:
+    """("dir" | "doc" | "other", problem) of one folder entry, symlinks resolved."""
+    path = Path(entry.path)
+    try:
+        if entry.is_symlink():
+            target = path.resolve(strict=True)  # raises on dangling links and loops
+            if not site.inside(target):
+                message = f"symlink to {target}, outside the site directory"
+                return "other", OutsideSiteError(f"{message} (allow it with BOOKWISE_INGEST_EXTRA_ROOTS)")
+            if entry.is_dir() and (target.is_relative_to(root) or root.is_relative_to(target)):
+                return "other", BrokenSymlinkError(
+                    f"symlink to {target}, inside this docs folder (a loop or a duplicate)"
+                )
+        is_dir = entry.is_dir()
+    except FileNotFoundError:
+        return "other", BrokenSymlinkError(f"dangling symlink (to {_link_target(path)})")
+    except (OSError, RuntimeError):
+        return "other", BrokenSymlinkError("symlink loop")
+    if is_dir:
+        return "dir", None
+    if path.suffix not in DOC_SUFFIXES:
+        return "other", None
+    if not entry.is_file():
+        return "other", NotARegularFileError("not a regular file (a FIFO, socket or device)")
+    return "doc", None
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
 
 
 def context_line(section: Section) -> str:
@@ -169,9 +236,15 @@ def ingest_site(
     """``built``: the build manifest's docs; their permalinks and heading ids win over ours."""
     result = IngestResult()
     builder = DocumentBuilder(site, module_depth, chapter_depth, max_file_bytes)
-    for source in site.docs_sources():
-        for path, relative in discover(source):
-            display = f"{source.directory.relative_to(site.site_dir).as_posix()}/{relative}"
+    sources, refused = site.docs_folders()
+    for folder in refused:
+        result.errors.append(FileProblem(folder.path, folder.code, folder.message))
+    for source in sources:
+        for path, relative, problem in discover(source, site):
+            display = f"{_display_dir(source, site)}/{relative}"
+            if problem is not None:
+                result.errors.append(FileProblem(display, problem.code, problem.message))
+                continue
             if on_file is not None:
                 on_file(display)
             if is_partial_or_excluded(relative):
@@ -200,6 +273,14 @@ def ingest_site(
         result.chunks.extend(chunk_document(document, params))
     _check_duplicate_urls(result)
     return result
+
+
+def _display_dir(source: DocsSource, site: SiteConfig) -> str:
+    """The docs folder as reported: relative to the site, or as given when in an extra root."""
+    try:
+        return source.directory.relative_to(site.site_dir).as_posix()
+    except ValueError:
+        return source.directory.as_posix()
 
 
 def _check_duplicate_urls(result: IngestResult) -> None:

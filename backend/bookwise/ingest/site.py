@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bookwise.errors import ConfigError
+from bookwise.errors import ConfigError, OutsideSiteError
 from bookwise.ingest.routing import TrailingSlash, normalize_url
 
 CONFIG_NAMES = (
@@ -47,6 +48,16 @@ class SiteConfig:
     last_version: str | None = None
     read_from: str | None = None  # the config file values came from, if any
     overrides: dict[str, Any] = field(default_factory=dict)
+    extra_roots: tuple[Path, ...] = ()  # folders outside site_dir that docs may resolve into
+
+    @cached_property
+    def roots(self) -> tuple[Path, ...]:
+        return tuple(p.resolve() for p in (self.site_dir, *self.extra_roots))
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path``, symlinks resolved, is in the site directory or an extra root."""
+        resolved = path.resolve()
+        return any(resolved.is_relative_to(root) for root in self.roots)
 
     def with_overrides(self, **values: Any) -> SiteConfig:
         given = {k: v for k, v in values.items() if v is not None}
@@ -68,18 +79,34 @@ class SiteConfig:
 
     def docs_sources(self) -> list[DocsSource]:
         """Every docs folder that exists: current + versioned, default locale + translations."""
+        return self.docs_folders()[0]
+
+    def docs_folders(self) -> tuple[list[DocsSource], list[OutsideSiteError]]:
+        """The docs folders to read, and those refused because they resolve outside the site."""
         sources: list[DocsSource] = []
+        refused: list[OutsideSiteError] = []
         for locale in self.locales:
             for version in ("current", *self.versions):
                 directory = self._docs_dir(version, locale)
-                if directory.is_dir():
-                    version_path = normalize_url(
-                        self.locale_base_url(locale), self.route_base_path, self.version_path_part(version)
+                if not directory.is_dir():
+                    continue
+                if not self.inside(directory):
+                    refused.append(
+                        OutsideSiteError(
+                            f"docs folder resolves to {directory.resolve()}, outside the site directory "
+                            "(allow it with BOOKWISE_INGEST_EXTRA_ROOTS)",
+                            path=directory.relative_to(self.site_dir).as_posix(),
+                        )
                     )
-                    sources.append(DocsSource(directory, version, locale, version_path))
+                    continue
+                version_path = normalize_url(
+                    self.locale_base_url(locale), self.route_base_path, self.version_path_part(version)
+                )
+                sources.append(DocsSource(directory, version, locale, version_path))
         if not sources:
-            raise ConfigError(f"no docs folder found at {self.site_dir / self.docs_path}")
-        return sources
+            because = f": {refused[0].message}" if refused else ""
+            raise ConfigError(f"no docs folder found at {self.site_dir / self.docs_path}{because}")
+        return sources, refused
 
     def _docs_dir(self, version: str, locale: str) -> Path:
         if locale == self.default_locale:
@@ -114,9 +141,21 @@ def _block(text: str, key: str) -> str | None:
     return None
 
 
-def read_site_config(site_dir: Path) -> SiteConfig:
+def _versions(data: Any, source: Path) -> tuple[str, ...]:
+    """versions.json is a list of version names, newest first (``["2.0", "1.1"]``)."""
+    if not isinstance(data, list) or not all(
+        isinstance(v, str | int) and not isinstance(v, bool) for v in data
+    ):
+        raise ConfigError(
+            f'{source}: must be a JSON list of version names such as ["2.0", "1.0"], '
+            f"not {json.dumps(data)[:80]}"
+        )
+    return tuple(str(v) for v in data)
+
+
+def read_site_config(site_dir: Path, *, extra_roots: tuple[Path, ...] = ()) -> SiteConfig:
     """Defaults, then what the config file states literally, then versions.json."""
-    config = SiteConfig(site_dir=site_dir)
+    config = SiteConfig(site_dir=site_dir, extra_roots=tuple(extra_roots))
     values: dict[str, Any] = {}
     for name in CONFIG_NAMES:
         path = site_dir / name
@@ -148,7 +187,7 @@ def read_site_config(site_dir: Path) -> SiteConfig:
             versions = json.loads(versions_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{versions_file}: invalid JSON ({exc})") from exc
-        values["versions"] = tuple(str(v) for v in versions)
+        values["versions"] = _versions(versions, versions_file)
     config = replace(config, **values)
     if config.default_locale not in config.locales:
         config = replace(config, locales=(config.default_locale, *config.locales))

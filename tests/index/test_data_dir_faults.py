@@ -352,6 +352,72 @@ def test_disk_full_during_ingest_is_disk_full_not_sigbus_on_a_small_filesystem(
     assert step("roomy")[0] == 0, step("roomy")
 
 
+READ_ONLY_SCRIPT = """
+set -u
+mount -t tmpfs -o size=200m tmpfs "$MNT" || exit 99
+"$PY" -m bookwise.cli ingest "$SITE" >"$OUT/ingest.out" 2>&1 || exit 98
+mount -o remount,ro "$MNT" || exit 99
+"$PY" -m bookwise.cli search "alpha words" >"$OUT/search.out" 2>"$OUT/search.err"; echo $? >"$OUT/search.rc"
+"$PY" -c "$PROBE" >"$OUT/probe.json" 2>"$OUT/probe.err"
+"""
+
+READ_ONLY_PROBE = """
+import json, httpx
+from apiserver import chat, running_api
+from bookwise.settings import Settings
+with running_api(Settings()) as url:
+    found = httpx.post(url + "/api/search", json={"query": "alpha words"}).json()
+    answer = chat(url, {"question": "What are alpha words?"})
+    rid = answer.first("meta")["request_id"]
+    body = {"request_id": rid, "rating": "up", "question": "q", "answer": "a"}
+    feedback = httpx.post(url + "/api/feedback", json=body)
+    print(json.dumps({"hits": len(found["sources"]), "last": answer.names()[-1],
+                      "feedback": [feedback.status_code, feedback.json()["error"]["code"]]}))
+"""
+
+
+def test_read_only_data_dir_serves_answers_with_feedback_off_regression(
+    make_site: SiteFactory, tmp_path: Path
+) -> None:
+    """A read-only data dir stopped the API (feedback) and then every search (Edge opens shards
+    read-write): now the index is served from a private copy and only feedback is off."""
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are not available: cannot mount a read-only filesystem without root")
+    site = make_site({"docs/a.md": "## Alpha\n\nAlpha words are the first words of the book.\n"})
+    for name in ("mnt", "out", "tmp"):
+        (tmp_path / name).mkdir()
+    env = os.environ | {
+        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+        "BOOKWISE_DATA_DIR": str(tmp_path / "mnt/data"),
+        "BOOKWISE_MIN_FREE_DISK_MB": "1",
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PY": sys.executable,
+        "MNT": str(tmp_path / "mnt"),
+        "OUT": str(tmp_path / "out"),
+        "SITE": str(site),
+        "PROBE": READ_ONLY_PROBE,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    if done.returncode == 99:
+        pytest.skip("tmpfs cannot be mounted read-only in a user namespace here")
+    out = tmp_path / "out"
+    assert done.returncode != 98, (out / "ingest.out").read_text()
+    assert (out / "search.rc").read_text().strip() == "0", (out / "search.err").read_text()
+    assert "Alpha" in (out / "search.out").read_text()
+    served = json.loads((out / "probe.json").read_text() or "{}") or (out / "probe.err").read_text()
+    assert served == {"hits": 1, "last": "done", "feedback": [503, "feedback_unavailable"]}, served
+    assert "data_dir_read_only" in (out / "probe.err").read_text()
+    assert not list((tmp_path / "tmp").glob("bookwise-*"))  # the private copies went with their readers
+
+
 # -- pruning after a crash ----------------------------------------------------------------------
 
 

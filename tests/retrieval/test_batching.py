@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -24,14 +24,8 @@ class SlowEmbedder(HashEmbedder):
         return super().embed_documents(texts)
 
 
-def test_concurrent_queries_share_one_forward_pass_and_get_their_own_vectors() -> None:
-    embedder = SlowEmbedder()
-    batcher = QueryBatcher(embedder.embed_documents)
-    results: dict[int, list[float]] = {}
-
-    def ask(n: int) -> None:
-        results[n] = batcher.embed(f"question {n}")
-
+def ask_in_two_rounds(embedder: SlowEmbedder, batcher: QueryBatcher, ask: Callable[[int], None]) -> None:
+    """Caller 0 enters the model alone; callers 1-7 arrive while it is busy and queue for one round."""
     threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
     threads[0].start()
     while not embedder.batches:  # the leader is inside the model
@@ -43,6 +37,17 @@ def test_concurrent_queries_share_one_forward_pass_and_get_their_own_vectors() -
     embedder.release.set()
     for thread in threads:
         thread.join(10)
+
+
+def test_concurrent_queries_share_one_forward_pass_and_get_their_own_vectors() -> None:
+    embedder = SlowEmbedder()
+    batcher = QueryBatcher(embedder.embed_documents)
+    results: dict[int, list[float]] = {}
+
+    def ask(n: int) -> None:
+        results[n] = batcher.embed(f"question {n}")
+
+    ask_in_two_rounds(embedder, batcher, ask)
     assert embedder.batches == [1, 7]
     for n in range(8):
         assert results[n] == HashEmbedder().embed_query(f"question {n}")
@@ -76,17 +81,7 @@ def test_lone_surrogate_in_one_search_does_not_fail_its_batch_neighbours() -> No
         except Exception as error:
             results[n] = error
 
-    threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
-    threads[0].start()
-    while not embedder.batches:
-        threading.Event().wait(0.001)
-    for thread in threads[1:]:
-        thread.start()
-    while batcher.pending < 7:
-        threading.Event().wait(0.001)
-    embedder.release.set()
-    for thread in threads:
-        thread.join(10)
+    ask_in_two_rounds(embedder, batcher, ask)
     assert embedder.batches[:2] == [1, 7]  # the round of seven was tried together first
     for n in (3, 6):
         assert isinstance(results[n], UnicodeEncodeError)

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -41,7 +42,14 @@ from bookwise.errors import (
     IndexNotFoundError,
     StoreUnavailableError,
 )
-from bookwise.index.faults import disk_full_error, ensure_free_space, is_disk_full, used_bytes, warn
+from bookwise.index.faults import (
+    disk_full_error,
+    ensure_free_space,
+    is_disk_full,
+    read_only,
+    used_bytes,
+    warn,
+)
 from bookwise.index.store import (
     DENSE,
     INTEGER_FIELDS,
@@ -181,6 +189,10 @@ class EdgeReader:
         self._generation = ""
         self._manifest: IndexManifest | None = None
         self._fault = ""  # the fault last logged: logged once, not at every refresh
+        # Private copies of read-only shards (see _load), removed with the shard they hold.
+        self._copy: Path | None = None
+        self._retired_copy: Path | None = None
+        self._loading_copy: Path | None = None
         if not self.refresh():
             if generation_names(root) or (root / "CURRENT").exists():
                 raise IndexCorruptError(
@@ -202,15 +214,9 @@ class EdgeReader:
         if generation == self._generation:
             return True
         try:
-            # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
-            ensure_free_space(
-                self._root,
-                self._min_free_bytes,
-                f"opening index generation {generation}",
-                then="retry (a running server retries by itself)",
-            )
-            shard = qe.EdgeShard.load(str(self._root / "generations" / generation / "shard"))
+            shard = self._load(generation)
         except Exception as exc:  # the binding raises plain exceptions
+            self._forget_copy(self._loading_copy)
             if self._shard is None:
                 if isinstance(exc, DiskFullError):
                     raise
@@ -221,9 +227,39 @@ class EdgeReader:
         with self._lock:
             if self._retired is not None:
                 self._retired.close()
+            self._forget_copy(self._retired_copy)
             self._retired, self._shard = self._shard, shard
+            self._retired_copy, self._copy = self._copy, self._loading_copy
             self._generation, self._manifest = generation, manifest
         return True
+
+    def _load(self, generation: str) -> qe.EdgeShard:
+        """Open a generation's shard; from a private copy when the data dir cannot be written."""
+        shard_dir = self._root / "generations" / generation / "shard"
+        self._loading_copy = None
+        if read_only(shard_dir):
+            # Edge opens a shard read-write (WAL, memory maps) and its Python binding has no read-only
+            # follower: a read-only data dir (a container's read-only volume) is served from a copy.
+            self._loading_copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
+            copy = self._loading_copy / "shard"
+            shutil.copytree(shard_dir, copy)
+            self._note(
+                "data_dir_read_only", f"{self._root} is read-only: serving a copy of {generation} from {copy}"
+            )
+            return qe.EdgeShard.load(str(copy))
+        # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
+        ensure_free_space(
+            self._root,
+            self._min_free_bytes,
+            f"opening index generation {generation}",
+            then="retry (a running server retries by itself)",
+        )
+        return qe.EdgeShard.load(str(shard_dir))
+
+    @staticmethod
+    def _forget_copy(copy: Path | None) -> None:
+        if copy is not None:
+            shutil.rmtree(copy, ignore_errors=True)
 
     def _target(self) -> tuple[str, IndexManifest] | None:
         """The generation to serve, or None to keep the loaded one (or to have none)."""
@@ -312,6 +348,9 @@ class EdgeReader:
                 if shard is not None:
                     shard.close()
             self._shard = self._retired = None
+            for copy in (self._copy, self._retired_copy):
+                self._forget_copy(copy)
+            self._copy = self._retired_copy = None
 
 
 class EdgeStore:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -27,6 +28,11 @@ def free_bytes(path: Path) -> int:
     while not path.exists() and path != path.parent:
         path = path.parent
     return shutil.disk_usage(path).free
+
+
+def read_only(path: Path) -> bool:
+    """Whether ``path`` cannot be written: a read-only mount (which binds root too) or no permission."""
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY) or not os.access(path, os.W_OK)
 
 
 def used_bytes(directory: Path) -> int:

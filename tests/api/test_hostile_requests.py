@@ -156,11 +156,21 @@ def test_lone_surrogate_in_one_search_does_not_fail_its_batch_neighbours(
     """Was: 154 of 200 normal searches failed beside 3 bad ones (one failed round failed all its
     queries). Now surrogates are refused before any work, and a query that still breaks the model
     fails alone: its round is retried query by query."""
-    normal = [{"query": f"{QUERY} {n}"} for n in range(30)]
-    surrogates = [{"query": f"odometry {n} \ud800"} for n in range(3)]
-    poisons = [{"query": f"{_PoisonableEmbedder.POISON} {n}"} for n in range(3)]
-    bodies = normal[:10] + surrogates + poisons[:1] + normal[10:20] + poisons[1:] + normal[20:]
     embedder.rounds.clear()
+    # Which queries share a round depends on timing: bursts are repeated (with fresh queries, never
+    # cached) until a poisoned round held normal queries, the case the retry exists for.
+    for burst in range(8):
+        search_beside_poison(url, burst)
+        if any(size > 1 and poisoned for size, poisoned in embedder.rounds):
+            break
+    assert any(size > 1 and poisoned for size, poisoned in embedder.rounds)
+
+
+def search_beside_poison(url: str, burst: int) -> None:
+    normal = [{"query": f"{QUERY} {burst}.{n}"} for n in range(30)]
+    surrogates = [{"query": f"odometry {burst}.{n} \ud800"} for n in range(3)]
+    poisons = [{"query": f"{_PoisonableEmbedder.POISON} {burst}.{n}"} for n in range(3)]
+    bodies = normal[:10] + surrogates + poisons[:1] + normal[10:20] + poisons[1:] + normal[20:]
     with httpx.Client(timeout=30) as client:
 
         def post(body: dict[str, Any]) -> httpx.Response:
@@ -178,8 +188,6 @@ def test_lone_surrogate_in_one_search_does_not_fail_its_batch_neighbours(
             failed = by_query[body["query"]]
             assert failed.status_code == 503 and failed.json()["error"]["code"] == "embedding_failed"
         assert post({"query": QUERY}).status_code == 200  # serving goes on
-    # The poison did share rounds with normal queries: without the retry, those would have failed.
-    assert any(size > 1 and poisoned for size, poisoned in embedder.rounds)
 
 
 CLEAN_URL = re.compile(r"^/(?![/\\\\])[A-Za-z0-9\-._~!$&*+,;=:@/%]*(#[A-Za-z0-9\-._~!$&*+,;=:@/%?]+)?$")

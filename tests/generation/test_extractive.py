@@ -47,6 +47,24 @@ def test_only_passages_close_to_the_best_follow_it_and_none_overlaps_another() -
     assert [(c.passage.section, c.score) for c in choose(ranked)] == [(0, 1.0), (1, 0.95)]
 
 
+def test_a_following_passage_that_points_back_to_an_unshown_block_is_not_quoted_regression() -> None:
+    """The Kalman answer's third quote opened "Its third column is why…", about a matrix not shown."""
+
+    def opening(section: int, position: int, text: str, score: float) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, ("prose",), position), score, dense=score, coverage=score)
+
+    best = opening(0, 2, "The filter loops over two steps.", 1.0)
+    leans = opening(1, 5, "Its third column is why heading uncertainty spreads.", 0.9)
+    continues = opening(0, 3, "This is why the variance shrinks.", 0.85)
+    stands = opening(2, 0, "The prediction step uses the motion model.", 0.8)
+    assert [c.passage.text for c in choose([best, leans, continues, stands])] == [
+        best.passage.text,
+        continues.passage.text,  # it follows the quoted passage, so its "This" is shown
+        stands.passage.text,
+    ]
+    assert choose([leans, best]) == [leans, best]  # the best passage is quoted whatever it opens with
+
+
 def test_a_selection_that_does_not_bear_on_the_question_gives_none(section: SectionFactory) -> None:
     selection = section("Feeding", "Quokkas eat leaves and grasses at night. They rarely drink water.")
     assert selection_answer("How many joeys per litter?", selection) is None

@@ -31,10 +31,10 @@ MAX_PASSAGES = 3
 FOLLOWING_MARGIN = 0.3
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A further passage that opens by pointing back ("Its third column is why…") leans on a block the
-# reader is not shown: it is quoted only right after the passage it continues.
+# reader is not shown: it is quoted only right after the passage it continues. Only pronouns: a
+# connective ("However, the last part of the id…") still reads on its own, and held key facts on eval/.
 _LEANS_BACK = re.compile(
-    r"^[>*_\s]*(?:its|it|this|that|these|those|they|their|them|such|both|then|also|otherwise|instead|"
-    r"however|likewise|similarly|here)\b",
+    r"^[>*_\s]*(?:its|it|this|that|these|those|they|their|them|such)\b",
     re.IGNORECASE,
 )
 

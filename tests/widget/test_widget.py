@@ -368,6 +368,41 @@ def test_code_blocks_get_a_copy_button(page: Page, site: Site, fake: FakeLLM) ->
     assert page.evaluate("() => navigator.clipboard.readText()") == "bookwise serve"
 
 
+WIDE_TABLE = (
+    "| Increase | Rise time | Overshoot | Settling time | Steady-state error |\n"
+    "|---|---|---|---|---|\n"
+    "| Kp | decreases | increases | small change | decreases, but does not vanish |\n"
+)
+WORDS_CUT_IN_CELLS = """() => {
+  const root = document.getElementById('bookwise-widget').shadowRoot;
+  const cut = [];
+  for (const cell of root.querySelectorAll('[data-bw=answer] :is(td, th)')) {
+    const style = getComputedStyle(cell);
+    const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    // Words as the browser may break them: at spaces and after hyphens (Steady-state).
+    for (const word of cell.textContent.split(/[\\s-]+/).filter(Boolean)) {
+      const probe = document.createElement('span');
+      probe.style.whiteSpace = 'nowrap';
+      probe.textContent = word;
+      cell.append(probe);
+      if (probe.getBoundingClientRect().width > room + 0.5) cut.push(word);
+      probe.remove();
+    }
+  }
+  return cut;
+}"""
+
+
+def test_table_cells_keep_their_words_whole_regression(page: Page, site: Site, fake: FakeLLM) -> None:
+    """A quoted table in the narrow panel split "change" into "chang e": it scrolls instead."""
+    fake.tokens = [f"The rules of thumb [1]:\n\n{WIDE_TABLE}"]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('What does raising Kp do?')")
+    wait_state(page, "done")
+    assert part(page, "answer").last.locator("td").count() == 5
+    assert page.evaluate(WORDS_CUT_IN_CELLS) == []
+
+
 def test_on_a_phone_the_panel_fills_the_screen_at_once_with_reduced_motion(
     browser: Browser, site: Site
 ) -> None:

@@ -77,7 +77,7 @@ def _usage(tokens: Sequence[str], reasoning: Sequence[str] = ()) -> dict[str, in
 
 
 def openai_stream(tokens: Sequence[str], *, finish: str = "stop") -> list[str]:
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
+    def envelope(choices: list[dict[str, Any]], usage: dict[str, Any] | None, obfuscation: str) -> str:
         return data(
             {
                 "id": "chatcmpl-CfJ3kGxP0wBz7sYw1nQm2VtR9aLhE",
@@ -86,11 +86,15 @@ def openai_stream(tokens: Sequence[str], *, finish: str = "stop") -> list[str]:
                 "model": "gpt-4o-mini-2024-07-18",
                 "service_tier": "default",
                 "system_fingerprint": "fp_560af6e559",
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-                "usage": None,
-                "obfuscation": "Qk3v",
+                "choices": choices,
+                "usage": usage,
+                "obfuscation": obfuscation,
             }
         )
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return envelope([choice], None, "Qk3v")
 
     usage = _usage(tokens) | {
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -105,19 +109,7 @@ def openai_stream(tokens: Sequence[str], *, finish: str = "stop") -> list[str]:
         chunk({"role": "assistant", "content": "", "refusal": None}),
         *(chunk({"content": token}) for token in tokens),
         chunk({}, finish),
-        data(
-            {
-                "id": "chatcmpl-CfJ3kGxP0wBz7sYw1nQm2VtR9aLhE",
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": "gpt-4o-mini-2024-07-18",
-                "service_tier": "default",
-                "system_fingerprint": "fp_560af6e559",
-                "choices": [],
-                "usage": usage,
-                "obfuscation": "x9",
-            }
-        ),
+        envelope([], usage, "x9"),  # stream_options.include_usage: a last chunk with no choices
         DONE,
     ]
 

@@ -289,6 +289,35 @@ def test_enospc_while_writing_a_generation_is_disk_full_and_the_live_index_untou
     assert ingest(settings, site).index.switched
 
 
+def in_mount_namespace(script: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` (sh) as root of a new user and mount namespace, so it can mount filesystems
+    without real root: ``$MNT`` is an empty folder to mount on, ``$OUT`` one for its output, ``$PY``
+    this Python. Skips the test where that is not possible (the script exits 99 when a mount fails)."""
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are not available: cannot mount a filesystem without root")
+    for name in ("mnt", "out"):
+        (tmp_path / name).mkdir()
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+        env=os.environ
+        | {
+            "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+            "PY": sys.executable,
+            "MNT": str(tmp_path / "mnt"),
+            "OUT": str(tmp_path / "out"),
+            "PYTHONPATH": os.pathsep.join(sys.path),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    if done.returncode == 99:
+        pytest.skip("tmpfs cannot be mounted in a user namespace here")
+    return done
+
+
 DISK_FULL_SCRIPT = """
 set -u
 mount -t tmpfs -o size=40m tmpfs "$MNT" || exit 99
@@ -311,34 +340,12 @@ def test_disk_full_during_ingest_is_disk_full_not_sigbus_on_a_small_filesystem(
 ) -> None:
     """A real 40 MB tmpfs, mounted in a user namespace (no root). Edge's first shard takes 28 MB of it
     there, and opening a shard writes to it too: on a full disk both died of SIGBUS."""
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("user namespaces are not available: cannot mount a small filesystem without root")
     small = make_site({"docs/a.md": "## A\n\nAlpha words.\n"})
     big = tmp_path / "big"
     for n in range(40):
         (big / "docs").mkdir(parents=True, exist_ok=True)
         (big / f"docs/page-{n}.md").write_text(page(n))
-    (tmp_path / "mnt").mkdir()
-    (tmp_path / "out").mkdir()
-    env = os.environ | {
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "PY": sys.executable,
-        "MNT": str(tmp_path / "mnt"),
-        "OUT": str(tmp_path / "out"),
-        "SMALL": str(small),
-        "BIG": str(big),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", DISK_FULL_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    if done.returncode == 99:
-        pytest.skip("tmpfs cannot be mounted in a user namespace here")
+    in_mount_namespace(DISK_FULL_SCRIPT, tmp_path, SMALL=str(small), BIG=str(big))
 
     def step(name: str) -> tuple[int, str]:
         out = tmp_path / "out"
@@ -381,33 +388,17 @@ def test_read_only_data_dir_serves_answers_with_feedback_off_regression(
 ) -> None:
     """A read-only data dir stopped the API (feedback) and then every search (Edge opens shards
     read-write): now the index is served from a private copy and only feedback is off."""
-    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("user namespaces are not available: cannot mount a read-only filesystem without root")
     site = make_site({"docs/a.md": "## Alpha\n\nAlpha words are the first words of the book.\n"})
-    for name in ("mnt", "out", "tmp"):
-        (tmp_path / name).mkdir()
-    env = os.environ | {
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "BOOKWISE_DATA_DIR": str(tmp_path / "mnt/data"),
-        "BOOKWISE_MIN_FREE_DISK_MB": "1",
-        "TMPDIR": str(tmp_path / "tmp"),
-        "PY": sys.executable,
-        "MNT": str(tmp_path / "mnt"),
-        "OUT": str(tmp_path / "out"),
-        "SITE": str(site),
-        "PROBE": READ_ONLY_PROBE,
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
+    (tmp_path / "tmp").mkdir()
+    done = in_mount_namespace(
+        READ_ONLY_SCRIPT,
+        tmp_path,
+        BOOKWISE_DATA_DIR=str(tmp_path / "mnt/data"),
+        BOOKWISE_MIN_FREE_DISK_MB="1",
+        TMPDIR=str(tmp_path / "tmp"),
+        SITE=str(site),
+        PROBE=READ_ONLY_PROBE,
     )
-    if done.returncode == 99:
-        pytest.skip("tmpfs cannot be mounted read-only in a user namespace here")
     out = tmp_path / "out"
     assert done.returncode != 98, (out / "ingest.out").read_text()
     assert (out / "search.rc").read_text().strip() == "0", (out / "search.err").read_text()

@@ -65,19 +65,20 @@ def _leans_back(scored: ScoredPassage) -> bool:
     return scored.passage.kinds[0] == "prose" and bool(_LEANS_BACK.match(scored.passage.text))
 
 
+def _end(scored: ScoredPassage) -> int:
+    """The block position just past the passage."""
+    return scored.passage.position + len(scored.passage.kinds)
+
+
 def _continues(a: ScoredPassage, b: ScoredPassage) -> bool:
     """Whether ``a`` is the block right after ``b``."""
-    return a.passage.section == b.passage.section and a.passage.position == b.passage.position + len(
-        b.passage.kinds
-    )
+    return a.passage.section == b.passage.section and a.passage.position == _end(b)
 
 
 def _overlaps(a: ScoredPassage, b: ScoredPassage) -> bool:
     if a.passage.section != b.passage.section:
         return False
-    a_end = a.passage.position + len(a.passage.kinds)
-    b_end = b.passage.position + len(b.passage.kinds)
-    return a.passage.position < b_end and b.passage.position < a_end
+    return a.passage.position < _end(b) and b.passage.position < _end(a)
 
 
 def cite(markdown: str, n: int) -> str:

@@ -192,7 +192,6 @@ class EdgeReader:
         # Private copies of read-only shards (see _load), removed with the shard they hold.
         self._copy: Path | None = None
         self._retired_copy: Path | None = None
-        self._loading_copy: Path | None = None
         if not self.refresh():
             if generation_names(root) or (root / "CURRENT").exists():
                 raise IndexCorruptError(
@@ -214,9 +213,8 @@ class EdgeReader:
         if generation == self._generation:
             return True
         try:
-            shard = self._load(generation)
+            shard, copy = self._load(generation)
         except Exception as exc:  # the binding raises plain exceptions
-            self._forget_copy(self._loading_copy)
             if self._shard is None:
                 if isinstance(exc, DiskFullError):
                     raise
@@ -229,24 +227,29 @@ class EdgeReader:
                 self._retired.close()
             self._forget_copy(self._retired_copy)
             self._retired, self._shard = self._shard, shard
-            self._retired_copy, self._copy = self._copy, self._loading_copy
+            self._retired_copy, self._copy = self._copy, copy
             self._generation, self._manifest = generation, manifest
         return True
 
-    def _load(self, generation: str) -> qe.EdgeShard:
-        """Open a generation's shard; from a private copy when the data dir cannot be written."""
+    def _load(self, generation: str) -> tuple[qe.EdgeShard, Path | None]:
+        """Open a generation's shard, and the private copy it was opened from when the data dir
+        cannot be written (removed here if opening fails)."""
         shard_dir = self._root / "generations" / generation / "shard"
-        self._loading_copy = None
         if read_only(shard_dir):
             # Edge opens a shard read-write (WAL, memory maps) and its Python binding has no read-only
             # follower: a read-only data dir (a container's read-only volume) is served from a copy.
-            self._loading_copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
-            copy = self._loading_copy / "shard"
-            shutil.copytree(shard_dir, copy)
+            copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
+            try:
+                shutil.copytree(shard_dir, copy / "shard")
+                shard = qe.EdgeShard.load(str(copy / "shard"))
+            except BaseException:
+                self._forget_copy(copy)
+                raise
             self._note(
-                "data_dir_read_only", f"{self._root} is read-only: serving a copy of {generation} from {copy}"
+                "data_dir_read_only",
+                f"{self._root} is read-only: serving a copy of {generation} from {copy / 'shard'}",
             )
-            return qe.EdgeShard.load(str(copy))
+            return shard, copy
         # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
         ensure_free_space(
             self._root,
@@ -254,7 +257,7 @@ class EdgeReader:
             f"opening index generation {generation}",
             then="retry (a running server retries by itself)",
         )
-        return qe.EdgeShard.load(str(shard_dir))
+        return qe.EdgeShard.load(str(shard_dir)), None
 
     @staticmethod
     def _forget_copy(copy: Path | None) -> None:

@@ -368,6 +368,21 @@ def test_code_blocks_get_a_copy_button(page: Page, site: Site, fake: FakeLLM) ->
     assert page.evaluate("() => navigator.clipboard.readText()") == "bookwise serve"
 
 
+
+def test_copy_button_does_not_cover_the_first_line_of_code_regression(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    # On a phone the button sat over the first line and hid its end.
+    fake.tokens = ["Run:\n\n```sh\nbookwise serve --site build --port 8000 --host 0.0.0.0\n```\n"]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('How do I start the API?')")
+    code = part(page, "answer").locator("pre code")
+    expect(code).to_contain_text("bookwise serve")
+    button = part(page, "copy").bounding_box()
+    text = code.bounding_box()
+    assert button is not None and text is not None
+    assert button["y"] + button["height"] <= text["y"]
+
 WIDE_TABLE = (
     "| Increase | Rise time | Overshoot | Settling time | Steady-state error |\n"
     "|---|---|---|---|---|\n"

@@ -78,3 +78,21 @@ def test_explain_this_gives_the_statements_and_says_what_a_model_would_add(secti
     assert answer is not None
     assert "> - Quokkas eat leaves and grasses at night.\n> - They rarely drink water. [1]" in answer
     assert "language model would explain" in answer
+
+
+def test_a_paragraph_that_leads_into_code_is_quoted_with_it_regression() -> None:
+    """ "How do I make the navbar hide on scroll?" quoted "You can enable this cool UI feature…" without
+    the ``hideOnScroll: true`` block after it: alone, the sentence outscored the pair."""
+    lead_alone = scored(0, 4, 1.0)
+    with_code = scored(0, 4, 0.8, ("prose", "code"))
+    elsewhere = scored(1, 0, 0.9)
+    chosen = choose([lead_alone, elsewhere, with_code])
+    assert [(c.passage.section, c.passage.kinds) for c in chosen] == [(0, ("prose", "code")), (1, ("prose",))]
+
+
+def test_a_paragraph_is_not_pulled_into_a_huge_code_block() -> None:
+    lead_alone = scored(0, 4, 1.0)
+    huge = ScoredPassage(
+        Passage(0, "Run:\n\n```\n" + "x\n" * 2000 + "```", ("prose", "code"), 4), 0.8, 0.8, 0.8
+    )
+    assert choose([lead_alone, huge])[0] is lead_alone

@@ -29,6 +29,7 @@ MAX_PASSAGES = 3
 # noise under a good first one. On eval/docusaurus-docs a margin of 0.3 (vs 0.12, 0.2) put every key
 # fact in 0.58 of answers (vs 0.53, 0.56) at the same first citation and fewer fragments.
 FOLLOWING_MARGIN = 0.3
+INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in behind its lead sentence
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A further passage that opens by pointing back ("Its third column is why…") leans on a block the
 # reader is not shown: it is quoted only right after the passage it continues. Only pronouns: a
@@ -55,10 +56,31 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
             continue
         if chosen and _leans_back(candidate) and not any(_continues(candidate, c) for c in chosen):
             continue
-        chosen.append(candidate)
+        grown = _with_what_it_introduces(candidate, ranked)
+        chosen.append(grown if not any(_overlaps(grown, c) for c in chosen) else candidate)
         if len(chosen) == limit:
             break
     return chosen
+
+
+def _with_what_it_introduces(scored: ScoredPassage, ranked: Sequence[ScoredPassage]) -> ScoredPassage:
+    """A paragraph quoted with the code block, table or list it leads into, when one follows it.
+
+    "You can enable this feature that hides the navbar…" without the ``hideOnScroll: true`` after it
+    tells a reader that there is a way, not what it is; alone it often outscores the pair because
+    code embeds poorly.
+    """
+    if scored.passage.kinds != ("prose",):
+        return scored
+    for other in ranked:
+        same_start = (other.passage.section, other.passage.position) == (
+            scored.passage.section,
+            scored.passage.position,
+        )
+        pair = len(other.passage.kinds) == 2 and other.passage.kinds[0] == "prose"
+        if same_start and pair and len(other.passage.text) <= INTRODUCED_MAX_CHARS:
+            return other
+    return scored
 
 
 def _leans_back(scored: ScoredPassage) -> bool:

@@ -97,3 +97,22 @@ def test_a_paragraph_that_runs_into_its_code_block_is_quoted_with_it_regression(
     """ "The classic PID rules are then [1]" was quoted without the rules (a code block)."""
     text = "At about `Ku = 4.6` it oscillates. The classic PID\nrules are then\n\n```text\nKp = 0.6·Ku\n```"
     assert [p.kinds for p in passages_of(text)] == [("prose", "code")]
+
+
+def test_a_numbered_list_broken_by_an_example_is_one_list_regression() -> None:
+    """ "How do I drop an old docs version?" quoted steps 2 and 3 without step 1 (`versions.json`): the
+    source's unindented "Example:" and code block split its list in two."""
+    text = (
+        "You can delete/remove versions as well.\n\n1. Remove the version from `versions.json`.\n\n"
+        'Example:\n\n```diff\n[\n- "1.8.0"\n]\n```\n\n'
+        "2. Delete the versioned docs directory.\n3. Delete the versioned sidebars file."
+    )
+    steps = [p for p in passages_of(text) if "2. Delete" in p.text]
+    assert len(steps) == 1 and steps[0].kinds[-1] == "list"
+    assert "1. Remove the version from `versions.json`." in steps[0].text
+    assert '- "1.8.0"' in steps[0].text
+
+
+def test_a_list_that_starts_at_one_again_is_another_list() -> None:
+    text = "1. Install.\n\nThen, later:\n\n1. Configure the plugin.\n2. Build the site."
+    assert [u.kind for u in split_units(text)] == ["list", "prose", "list"]

@@ -17,6 +17,8 @@ UnitKind = Literal["prose", "list", "code", "table", "label", "gap"]
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
+_ORDERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.M)
+RESUME_WITHIN = 3  # blocks between two halves of a numbered list that are read as one list
 _LABEL = re.compile(r"^\*\*[^*\n]+\*\*:?$")  # an admonition's title or a bold pseudo-heading
 _GAP = "…"
 # A Markdown link or image: only its text is quoted. Its target is a source file path
@@ -114,8 +116,31 @@ def split_units(markdown: str) -> list[Unit]:
         if previous is not None and previous.kind == "list" and continues_list:
             units[-1] = Unit("list", f"{previous.text}\n\n{text}")
             continue
+        resumed = _resumed_list(units, text) if kind == "list" else None
+        if resumed is not None:
+            units[resumed:] = [Unit("list", "\n\n".join([*(u.text for u in units[resumed:]), text]))]
+            continue
         units.append(Unit(kind, text))
     return units
+
+
+def _resumed_list(units: list[Unit], text: str) -> int | None:
+    """Where the numbered list that ``text`` resumes starts, if it does.
+
+    "1. Remove the version…", an unindented "Example:" and code block, then "2. Delete…": the source
+    broke its list in two, but the steps are one answer (quoted from 2., step 1 was lost).
+    """
+    number = _ORDERED.match(text)
+    if number is None or int(number.group(1)) < 2:
+        return None
+    for back in range(len(units) - 1, max(-1, len(units) - 1 - RESUME_WITHIN), -1):
+        unit = units[back]
+        if unit.kind == "list":
+            numbers = _ORDERED.findall(unit.text)
+            return back if numbers and int(numbers[-1]) == int(number.group(1)) - 1 else None
+        if unit.kind == "label":
+            return None
+    return None
 
 
 def _introduces(unit: Unit) -> bool:

@@ -100,6 +100,22 @@ def test_mdx_is_cleaned_but_text_is_kept() -> None:
     assert (flags.has_code, flags.has_table, flags.has_admonition) == (True, True, True)
 
 
+def test_an_mdx_code_block_is_read_as_the_page_own_mdx_regression() -> None:
+    """Docusaurus renders an ``mdx-code-block`` fence's content as MDX. Read as code, an answer about
+    C# highlighting quoted "```mdx-code-block <BrowserWindow> ```" twice."""
+    text = (
+        "## Languages\n\nSome text.\n\n```mdx-code-block\nimport Tabs from '@theme/Tabs';\n\n"
+        "<BrowserWindow>\n```\n\nInside the window.\n\n```mdx-code-block\n</BrowserWindow>\n```\n\n"
+        "```js\nconst a = 1;\n```\n"
+    )
+    (section,) = build(text).sections
+    body = "\n".join(b.text for b in section.blocks)
+    assert "Inside the window." in body and "const a = 1;" in body
+    for dropped in ("mdx-code-block", "BrowserWindow", "import Tabs"):
+        assert dropped not in body, dropped
+    assert section.flags.has_code
+
+
 def test_char_offsets_point_into_the_source_file() -> None:
     text = "---\ntitle: T\n---\n\n## First\n\nAlpha paragraph.\n\n## Second\n\nBeta paragraph.\n"
     doc = build(text)

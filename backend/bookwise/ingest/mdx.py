@@ -19,6 +19,7 @@ ADMONITIONS = ("note", "tip", "info", "warning", "danger", "caution", "important
 _ATX_OPEN = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+MDX_CODE_BLOCK = "mdx-code-block"
 _ADMONITION_OPEN = re.compile(r"^\s*(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\])?(?:\{[^}]*\})?(.*)$")
 _ADMONITION_CLOSE = re.compile(r"^\s*:{3,}\s*$")
 _ESM = re.compile(r"^(import|export)\s")
@@ -133,12 +134,19 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
             closing = re.compile(rf"^\s*{re.escape(marker[0])}{{{len(marker)},}}\s*$")
             while j < len(lines) and not closing.match(lines[j][0]):
                 j += 1
+            lang = info.strip().split(" ")[0] if info.strip() else ""
+            if lang == MDX_CODE_BLOCK:
+                # Docusaurus renders this fence's content as MDX (its remark plugin unwraps it): scan
+                # the content as the page's own, without the two fence lines.
+                if j < len(lines):
+                    del lines[j]
+                i += 1
+                continue
             # An unclosed fence runs to the end of the file, as in CommonMark.
             close_end = lines[min(j, len(lines) - 1)][2]
             code = "\n".join(
                 ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln, _, _ in lines[i + 1 : j]
             )
-            lang = info.strip().split(" ")[0] if info.strip() else ""
             title_match = _TITLE_ATTR.search(info)
             title = (title_match.group(1) or title_match.group(2)) if title_match else ""
             header = f"{marker}{lang}" + (f' title="{title}"' if title else "")

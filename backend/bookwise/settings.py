@@ -279,6 +279,14 @@ class Settings(BaseSettings):
         "site is refused with `outside_site`.",
     )
 
+    # --- Behind a proxy: which Host names are the API's own (issue 15) ---
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description='Host names (no port; JSON list; `["*"]` for any) under which the API\'s own '
+        "origin is same-origin for the `Origin` check. Empty: loopback names only when the API is reached "
+        "on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -183,11 +183,13 @@ class Settings(BaseSettings):
     allowed_origins: list[str] = Field(
         default_factory=list,
         description="Sites whose pages may call the API (exact origins, JSON list). The API's own "
-        "origin is always allowed; requests without an `Origin` header (curl, servers) are not browsers.",
+        "origin is allowed too (under `allowed_hosts`); requests without an `Origin` header (curl, "
+        "servers) are not browsers.",
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
-        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (JSON list). "
+        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` (client address) and "
+        "`X-Forwarded-Proto` (scheme) are believed (JSON list), by uvicorn's proxy-headers middleware. "
         "Empty: the socket peer is the client.",
     )
     max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body.")

@@ -65,6 +65,20 @@ def recipe_for_test(*, port: int, cert: Path, key: Path, site_dir: Path, api_url
     return _swap(config, RECIPE_API, api_url)
 
 
+def site_served_by_bookwise(config: str, api_url: str) -> str:
+    """The README's variant for `bookwise serve --site`: no root, try_files or error_page, and
+    `location /` passed to the API like `/api/`."""
+    for pattern in (r"\n *root [^;]*;[^\n]*", r"\n *location / \{[^}]*\}", r"\n *error_page [^;]*;"):
+        config, found = re.subn(pattern, "", config, count=1)
+        if not found:
+            raise ValueError(f"the README's nginx recipe has no {pattern!r}: update tests/nginx.py")
+    return _swap(
+        config,
+        "    location /api/ {",
+        f"    location / {{\n        proxy_pass {api_url};\n    }}\n    location /api/ {{",
+    )
+
+
 def make_certificate(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and localhost: (certificate, key). It is its own CA."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import pytest
 from apiserver import build_book, parse_sse, running_api
 from bookwise.settings import Settings
 from fakellm import FakeLLM
-from nginx import free_port, make_certificate, recipe_for_test, running_nginx
+from nginx import free_port, make_certificate, recipe_for_test, running_nginx, site_served_by_bookwise
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 SEARCH = {"query": "quokka burrow"}
@@ -49,12 +49,16 @@ def built_site(root: Path) -> Path:
 
 
 @contextmanager
-def behind_nginx(root: Path, settings: Settings) -> Iterator[Proxied]:
+def behind_nginx(root: Path, settings: Settings, *, site_by_bookwise: bool = False) -> Iterator[Proxied]:
     cert, key = make_certificate(root / "tls")
     site = built_site(root)
+    if site_by_bookwise:  # `bookwise serve --site`
+        settings = settings.model_copy(update={"site_dir": site})
     with running_api(settings) as api:
         port = free_port()
         config = recipe_for_test(port=port, cert=cert, key=key, site_dir=site, api_url=api)
+        if site_by_bookwise:
+            config = site_served_by_bookwise(config, api)
         with running_nginx(root / "nginx", config, port) as url:
             yield Proxied(url, api, cert)
 
@@ -89,18 +93,30 @@ def test_recipe_serves_the_built_site_and_passes_the_widget_to_the_api(proxied: 
         missing = client.get(f"{proxied.site}/docs/nothing-here")
         widget = client.get(f"{proxied.site}/widget.js")
         health = client.get(f"{proxied.site}/api/health")
-    assert page.status_code == 200 and page.text == PAGE
+    assert page.status_code == 200 and page.text == PAGE and "x-request-id" not in page.headers  # nginx's
     assert nested.status_code == 200 and "Care" in nested.text
     assert missing.status_code == 404 and "Not found" in missing.text
     assert widget.status_code == 200 and widget.headers["content-type"].startswith("text/javascript")
     assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
-def test_same_origin_chat_from_the_https_site_behind_nginx_is_not_refused_with_403(
-    proxied: Proxied, fake: FakeLLM
+def test_bookwise_serve_site_behind_nginx_with_https_accepts_same_origin_chat(
+    tmp_path: Path, llm_server: tuple[FakeLLM, str], fake: FakeLLM
 ) -> None:
     """The bug: the API built its own origin from the ASGI scheme (http) with proxy headers off, so
-    the page's `Origin: https://…` was foreign and every question from the site got 403."""
+    behind nginx with HTTPS the page's `Origin: https://…` was foreign and every question got 403."""
+    settings = book(tmp_path, llm_base_url=llm_server[1], trusted_proxies=["127.0.0.1"])
+    with behind_nginx(tmp_path, settings, site_by_bookwise=True) as proxied, proxied.client() as client:
+        page = client.get(f"{proxied.site}/docs/care")
+        status, names = chat_through(proxied, client)
+    assert page.status_code == 200 and "Care" in page.text and "x-request-id" in page.headers  # bookwise's
+    assert status == 200, names
+    assert names[:2] == ["meta", "sources"] and names[-1] == "done"
+
+
+def test_same_origin_chat_from_the_https_site_served_by_nginx_is_accepted(
+    proxied: Proxied, fake: FakeLLM
+) -> None:
     with proxied.client() as client:
         status, names = chat_through(proxied, client)
         search = client.post(f"{proxied.site}/api/search", json=SEARCH, headers={"Origin": proxied.site})

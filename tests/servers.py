@@ -52,7 +52,7 @@ def serve_in_thread(
             "log_level": "warning",
             "lifespan": "on",
             "timeout_graceful_shutdown": 1,
-            "proxy_headers": False,  # as `bookwise serve`: X-Forwarded-For is judged by trusted_proxies
+            "proxy_headers": False,  # no proxy header is believed; the API's options trust its proxies
             **options,
         },
     )

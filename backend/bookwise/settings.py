@@ -183,11 +183,13 @@ class Settings(BaseSettings):
     allowed_origins: list[str] = Field(
         default_factory=list,
         description="Sites whose pages may call the API (exact origins, JSON list). The API's own "
-        "origin is always allowed; requests without an `Origin` header (curl, servers) are not browsers.",
+        "origin is allowed too (under `allowed_hosts`); requests without an `Origin` header (curl, "
+        "servers) are not browsers.",
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
-        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` is believed (JSON list). "
+        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` (client address) and "
+        "`X-Forwarded-Proto` (scheme) are believed (JSON list), by uvicorn's proxy-headers middleware. "
         "Empty: the socket peer is the client.",
     )
     max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body.")
@@ -277,6 +279,14 @@ class Settings(BaseSettings):
         description="Folders outside the site directory that docs, docs folders and MDX imports may "
         "resolve into (JSON list), e.g. a monorepo's shared docs. Empty: anything resolving outside the "
         "site is refused with `outside_site`.",
+    )
+
+    # --- Behind a proxy: which Host names are the API's own (issue 15) ---
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description='Host names (no port; JSON list; `["*"]` for any) under which the API\'s own '
+        "origin is same-origin for the `Origin` check. Empty: loopback names only when the API is reached "
+        "on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
     )
 
     @property

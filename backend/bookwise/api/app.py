@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 
 from bookwise.api.feedback import Feedback
 from bookwise.api.guard import Guard, JsonCORSMiddleware, error_response
-from bookwise.api.limits import RateLimiter, StreamSlots, parse_networks
+from bookwise.api.limits import RateLimiter, StreamSlots
 from bookwise.api.logs import log_event, mark_logged
 from bookwise.api.schemas import ChatBody, FeedbackBody, SearchBody, chat_request, check_question
 from bookwise.api.site import site_endpoint
@@ -313,7 +313,7 @@ def create_app(
     app.add_middleware(
         Guard,
         allowed_origins=settings.allowed_origins,
-        trusted_proxies=parse_networks(settings.trusted_proxies),
+        allowed_hosts=settings.allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
         rate_limiter=RateLimiter(settings.rate_limit_per_minute),
     )

@@ -4,20 +4,25 @@ before any body is parsed or any work done — Origin, content type, body size, 
 Order for ``POST /api/*``: Origin (403), content type (415), declared size (413), rate (429); the
 body is then counted while it is read (413 even without a ``Content-Length``). Validation (422),
 stream caps (429/503) and retrieval (503) follow in the routes, all before a stream opens.
+
+The client address and scheme in the scope are already the proxy's view when the socket peer is one
+of ``BOOKWISE_TRUSTED_PROXIES``: uvicorn's ProxyHeadersMiddleware rewrote them (``server.py``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import uuid
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bookwise.api.limits import Network, RateLimiter, client_ip
+from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import request_id_var
 from bookwise.errors import (
     BookwiseError,
@@ -28,6 +33,7 @@ from bookwise.errors import (
 )
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
@@ -42,8 +48,35 @@ def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
     )
 
 
-def own_origin(scope: Scope, headers: Headers) -> str:
-    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+def host_allowed(scope: Scope, host: str, allowed_hosts: frozenset[str]) -> bool:
+    """Whether ``host`` (a Host header) names this API. With no ``allowed_hosts``, an API reached on a
+    loopback address answers to loopback names only (a DNS-rebinding page's name resolves to
+    127.0.0.1 too), and one reached on another address to any name."""
+    try:
+        name = urlsplit(f"//{host}").hostname or ""  # lowercased; port and IPv6 brackets stripped
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
+    if allowed_hosts:
+        return "*" in allowed_hosts or name in allowed_hosts
+    server = scope.get("server") or ("", None)
+    try:
+        reached_on_loopback = ipaddress.ip_address(server[0]).is_loopback
+    except ValueError:  # a Unix socket or a test transport: no address to judge by
+        reached_on_loopback = False
+    return not reached_on_loopback or name in LOOPBACK_HOSTS
+
+
+def own_origin(scope: Scope, headers: Headers, allowed_hosts: frozenset[str]) -> str | None:
+    """The API's own origin as the browser sees it, or None when the Host is not one of the API's.
+
+    The scheme is the proxy's (X-Forwarded-Proto) when a trusted proxy sent the request, so a page
+    served over HTTPS by the proxy is same-origin. The Host is checked because a DNS-rebinding page
+    (http://evil.example:8000 resolving to 127.0.0.1) sends an Origin equal to its own Host.
+    """
+    host = headers.get("host", "")
+    if not host_allowed(scope, host, allowed_hosts):
+        return None
+    return f"{scope.get('scheme', 'http')}://{host}"
 
 
 class JsonCORSMiddleware(CORSMiddleware):
@@ -75,13 +108,13 @@ class Guard:
         app: ASGIApp,
         *,
         allowed_origins: Sequence[str],
-        trusted_proxies: Sequence[Network],
+        allowed_hosts: Sequence[str],
         max_body_bytes: int,
         rate_limiter: RateLimiter,
     ) -> None:
         self.app = app
         self.allowed_origins = {o.rstrip("/") for o in allowed_origins}
-        self.trusted_proxies = trusted_proxies
+        self.allowed_hosts = frozenset(host.strip().lower().strip("[]") for host in allowed_hosts)
         self.max_body_bytes = max_body_bytes
         self.rate_limiter = rate_limiter
 
@@ -92,8 +125,8 @@ class Guard:
         headers = Headers(scope=scope)
         inbound = headers.get("x-request-id", "")
         request_id = inbound if _REQUEST_ID.match(inbound) else uuid.uuid4().hex
-        peer = scope["client"][0] if scope.get("client") else "unknown"
-        client = client_ip(peer, headers.get("x-forwarded-for"), self.trusted_proxies)
+        # The socket peer, or the client a trusted proxy named (uvicorn's proxy-headers middleware).
+        client = scope["client"][0] if scope.get("client") else "unknown"
         state = scope.setdefault("state", {})
         state["request_id"], state["client_ip"] = request_id, client
         token = request_id_var.set(request_id)
@@ -117,10 +150,9 @@ class Guard:
 
     def _check(self, scope: Scope, headers: Headers, client: str) -> None:
         origin = headers.get("origin")
-        if origin is not None and origin.rstrip("/") not in self.allowed_origins | {
-            own_origin(scope, headers)
-        }:
-            raise OriginNotAllowedError(f"requests from {origin} are not allowed")
+        if origin is not None and origin.rstrip("/") not in self.allowed_origins:
+            if origin.rstrip("/") != own_origin(scope, headers, self.allowed_hosts):
+                raise OriginNotAllowedError(f"requests from {origin} are not allowed")
         media_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != "application/json":
             raise UnsupportedMediaTypeError("the body must be JSON (Content-Type: application/json)")

@@ -1,8 +1,9 @@
 """Who the client is, and how much it may ask: per-IP request rate and concurrent answer streams.
 
-The client is the socket peer, unless the peer is a configured trusted proxy: then the
-``X-Forwarded-For`` chain is walked right to left past the trusted hops (a client can prepend
-anything to the header, so only the entries added by our own proxies are believed).
+The client is the scope's client address: the socket peer, or, when the peer is one of the trusted
+proxies, the first untrusted hop of ``X-Forwarded-For`` walked right to left (uvicorn's
+ProxyHeadersMiddleware, given these networks by ``server.py``). ``is_trusted`` serves the
+per-client connection cap, which counts sockets before any header is read.
 State is in memory, per process: several replicas need limits at the load balancer or a shared store.
 """
 
@@ -35,16 +36,6 @@ def is_trusted(address: str, networks: Sequence[Network]) -> bool:
     except ValueError:
         return False
     return any(ip in network for network in networks)
-
-
-def client_ip(peer: str, forwarded_for: str | None, trusted: Sequence[Network]) -> str:
-    if not forwarded_for or not is_trusted(peer, trusted):
-        return peer
-    hops = [hop.strip() for hop in forwarded_for.split(",") if hop.strip()]
-    for hop in reversed(hops):
-        if not is_trusted(hop, trusted):
-            return hop
-    return hops[0] if hops else peer
 
 
 class RateLimiter:

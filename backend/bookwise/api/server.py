@@ -19,7 +19,8 @@ never cut, however long its answer streams. It also answers h11's parse errors (
 ``limit_concurrency`` counts every client's connections together, so one address holding idle
 connections would make everyone's requests 503 until the deadline frees them: the protocol also
 caps connections per client address (``http_max_connections_per_client``; closed at once beyond it),
-except from trusted proxies, where per-client limits are the proxy's job.
+except from trusted proxies, where per-client limits are the proxy's job. It counts the socket peer:
+it runs before uvicorn's proxy-headers middleware has read any header.
 """
 
 from __future__ import annotations
@@ -147,7 +148,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "timeout_keep_alive": settings.http_keep_alive_s,
         "limit_concurrency": settings.http_max_connections,
         "h11_max_incomplete_event_size": settings.http_max_header_bytes,
-        "proxy_headers": False,  # X-Forwarded-For is judged by BOOKWISE_TRUSTED_PROXIES, in the app
+        # uvicorn's ProxyHeadersMiddleware takes the client address (X-Forwarded-For, walked right to
+        # left past trusted hops) and scheme (X-Forwarded-Proto) from these peers only. An explicit
+        # list, even empty, because its default trusts 127.0.0.1 (or $FORWARDED_ALLOW_IPS).
+        "proxy_headers": True,
+        "forwarded_allow_ips": [str(network) for network in parse_networks(settings.trusted_proxies)],
         "server_header": False,
         "log_config": None,  # uvicorn's loggers go through ours: one JSON line per record
     }

@@ -368,7 +368,6 @@ def test_code_blocks_get_a_copy_button(page: Page, site: Site, fake: FakeLLM) ->
     assert page.evaluate("() => navigator.clipboard.readText()") == "bookwise serve"
 
 
-
 def test_copy_button_does_not_cover_the_first_line_of_code_regression(
     page: Page, site: Site, fake: FakeLLM
 ) -> None:
@@ -382,6 +381,7 @@ def test_copy_button_does_not_cover_the_first_line_of_code_regression(
     text = code.bounding_box()
     assert button is not None and text is not None
     assert button["y"] + button["height"] <= text["y"]
+
 
 WIDE_TABLE = (
     "| Increase | Rise time | Overshoot | Settling time | Steady-state error |\n"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any
 
 import httpx
@@ -19,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import bookwise
-from apiserver import build_book, chat, running_api
+from apiserver import build_book, chat, parse_sse, running_api
 from bookwise.api import metrics as metrics_module
 from bookwise.api.app import create_app
 from bookwise.api.metrics import start_metrics_listener
@@ -32,6 +33,7 @@ TOKEN = "s3cret-metrics-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 BOOKWISE = [sys.executable, "-m", "bookwise.cli"]
+Server = tuple[str, "subprocess.Popen[str]"]
 
 
 def value(text: str, name: str, **labels: str) -> float:
@@ -146,14 +148,11 @@ def test_separate_port_mode_serves_metrics_there_only(tmp_path: Path) -> None:
 
 
 def delta(url: str) -> Callable[..., float]:
-    """A function giving how much a sample grew since now."""
+    """A function giving how much a sample has grown since now (scraping again at each call)."""
     before = scrape(url)
-    after: dict[str, str] = {}
 
     def grew(name: str, **labels: str) -> float:
-        if "text" not in after:
-            after["text"] = scrape(url)
-        return value(after["text"], name, **labels) - value(before, name, **labels)
+        return value(scrape(url), name, **labels) - value(before, name, **labels)
 
     return grew
 
@@ -210,6 +209,19 @@ def test_llm_answers_retries_and_errors_are_counted(
         assert grew("bookwise_time_to_first_token_seconds_count", plan="llm") == 2
         assert grew("bookwise_time_to_sources_seconds_count", plan="llm") == 3
 
+        # A reader who leaves mid-answer: neither done nor error was sent.
+        fake.mode, fake.stall_after = "stall", 1
+        grew = delta(url)
+        with httpx.Client(timeout=10) as client:
+            with client.stream("POST", f"{url}/api/chat", json=QUESTION) as response:
+                events = parse_sse(response.iter_lines())
+                assert [next(events)[0] for _ in range(3)] == ["meta", "sources", "token"]
+        left = {"plan": "llm", "answer_kind": "none", "outcome": "client_disconnected"}
+        deadline = time.monotonic() + 5
+        while not grew("bookwise_answers_total", **left) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert grew("bookwise_answers_total", **left) == 1
+
 
 # -- several processes ----------------------------------------------------------------------------
 
@@ -230,33 +242,33 @@ def serve_env(root: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def serving(root: Path, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = free_port()
-    process = subprocess.Popen(
-        [*BOOKWISE, "serve", "--port", str(port)],
-        env=env,
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+def serving(root: Path, env: dict[str, str], count: int = 1) -> Iterator[list[Server]]:
+    """``count`` `bookwise serve` processes, started together, once each answers `/api/health`."""
+    servers: list[Server] = []
+    for _ in range(count):
+        port = free_port()
+        command = [*BOOKWISE, "serve", "--port", str(port)]
+        process = subprocess.Popen(command, env=env, cwd=root, stdout=DEVNULL, stderr=DEVNULL, text=True)
+        servers.append((f"http://127.0.0.1:{port}", process))
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.communicate()[1]
-            assert time.monotonic() < deadline, "bookwise serve did not start"
-            time.sleep(0.1)
-        yield url, process
+        for url, process in servers:
+            while True:
+                try:
+                    if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, "bookwise serve exited"
+                assert time.monotonic() < deadline, "bookwise serve did not start"
+                time.sleep(0.1)
+        yield servers
     finally:
-        if process.poll() is None:
-            process.terminate()
-        process.communicate(timeout=15)
+        for _, process in servers:
+            if process.poll() is None:
+                process.terminate()
+        for _, process in servers:
+            process.wait(15)
 
 
 def test_two_processes_writing_one_metrics_dir_are_summed(tmp_path: Path) -> None:
@@ -270,20 +282,20 @@ def test_two_processes_writing_one_metrics_dir_are_summed(tmp_path: Path) -> Non
         PROMETHEUS_MULTIPROC_DIR=str(shared),
     )
     health = {"name": "bookwise_http_requests_total", "route": "/api/health", "code": "ok"}
-    with serving(tmp_path, env) as (first, one), serving(tmp_path, env) as (second, other):
+    with serving(tmp_path, env, count=2) as [(first, one), (second, other)]:
+        counted = value(scrape(first), **health)  # the start-up polls
         for url, times in ((first, 3), (second, 2)):
             for _ in range(times):
                 assert httpx.get(f"{url}/api/health").status_code == 200
         for url in (first, second):  # either process serves the sum of both
             text = scrape(url)
-            assert value(text, **health) >= 5  # and the start-up polls
+            assert value(text, **health) == counted + 5
             assert value(text, "bookwise_stream_slots_max") == 14
-        counted = value(scrape(first), **health)
         other.send_signal(signal.SIGKILL)  # a crashed worker: no goodbye
         other.wait(10)
         text = scrape(first)
         assert value(text, "bookwise_stream_slots_max") == 7  # its live gauges are forgotten...
-        assert value(text, **health) == counted + 0  # ...its counters stay
+        assert value(text, **health) == counted + 5  # ...its counters stay
         one.terminate()  # a clean exit takes its live gauges away itself
         one.wait(15)
     assert not list(shared.glob(f"gauge_livesum_{one.pid}.db"))
@@ -294,7 +306,7 @@ def test_serve_with_a_metrics_port_has_one_listener_over_a_private_dir(tmp_path:
     port, scratch = free_port(), tmp_path / "tmp"
     scratch.mkdir()
     env = serve_env(tmp_path, BOOKWISE_METRICS="true", BOOKWISE_METRICS_PORT=str(port), TMPDIR=str(scratch))
-    with serving(tmp_path, env) as (url, process):
+    with serving(tmp_path, env) as [(url, process)]:
         assert httpx.get(f"{url}/metrics").status_code == 404
         assert chat(url, QUESTION).names()[-1] == "done"
         text = scrape(f"http://127.0.0.1:{port}", headers={})
@@ -302,8 +314,15 @@ def test_serve_with_a_metrics_port_has_one_listener_over_a_private_dir(tmp_path:
         assert value(text, "bookwise_time_to_sources_seconds_count") == 1
         (private,) = scratch.glob("bookwise-metrics-*")  # the multiprocess mode's files, in a private dir
         assert list(private.glob(f"counter_{process.pid}.db"))
-    # Stopped by SIGTERM, uvicorn re-raises it and atexit never runs: the next start clears the dir.
-    with serving(tmp_path, env) as (url, process):
-        (private,) = scratch.glob("bookwise-metrics-*")
-        assert private.name.startswith(f"bookwise-metrics-{process.pid}-")
-        assert value(scrape(f"http://127.0.0.1:{port}", headers={}), "bookwise_answers_total") == 0
+    # Stopped by SIGTERM, uvicorn raises it again and atexit never runs: the next start clears the dir.
+    assert private.exists()
+    prepare = (
+        "from bookwise.api.metrics import prepare_metrics_dir; from bookwise.settings import Settings; "
+        "print(prepare_metrics_dir(Settings()))"
+    )
+    started = subprocess.run(
+        [sys.executable, "-c", prepare], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert started.returncode == 0, started.stderr
+    assert not private.exists()
+    assert not list(scratch.glob("bookwise-metrics-*"))  # and its own, removed at its (normal) exit

@@ -45,12 +45,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bookwise.api.guard import error_response
 from bookwise.api.limits import StreamSlots
 from bookwise.errors import ConfigError, UnauthorizedError
-from bookwise.generation.answer import Event
-from bookwise.generation.llm import Call
 from bookwise.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # at run time these come later (prometheus_client) or are not needed
     from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+    from bookwise.generation.answer import Event
+    from bookwise.generation.llm import Call
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PATH = "/metrics"

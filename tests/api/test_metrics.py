@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import bookwise
-from apiserver import build_book, chat, parse_sse, running_api
+from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api
 from bookwise.api import metrics as metrics_module
 from bookwise.api.app import create_app
 from bookwise.api.metrics import start_metrics_listener
@@ -110,6 +110,7 @@ def test_metrics_on_the_api_port_need_the_bearer_token(
             assert refused.status_code == 401, headers
             assert refused.json()["error"]["code"] == "unauthorized"
             assert refused.headers["www-authenticate"].startswith("Bearer")
+            assert refused.headers["x-request-id"] == refused.json()["error"]["request_id"]
             assert "bookwise_" not in refused.text
         text = scrape(url)
     assert "# TYPE bookwise_http_requests_total counter" in text
@@ -185,6 +186,21 @@ def test_counters_move_after_a_search_an_extractive_chat_and_refusals(tmp_path: 
         assert f'bookwise_time_to_sources_seconds_bucket{{le="{bucket}",plan="extractive"}}' in text
     assert value(text, "bookwise_index_generation_info", generation=generation) == 1
     assert value(text, "bookwise_stream_slots_in_use") == 0  # the chat's slot was given back
+
+
+def test_the_index_generation_gauge_follows_a_reingest(tmp_path: Path) -> None:
+    settings = book(tmp_path)
+    with running_api(settings) as url:
+        old = httpx.get(f"{url}/api/ready").json()["index_version"]
+        feeding = tmp_path / "site" / "docs" / "care" / "feeding.md"
+        feeding.write_text(feeding.read_text() + "\nQuokkas also nibble on saltbush.\n")
+        ingest_hashed(settings, tmp_path / "site")
+        assert httpx.post(f"{url}/api/search", json={"query": "saltbush"}).status_code == 200
+        new = httpx.get(f"{url}/api/ready").json()["index_version"]
+        assert new != old
+        text = scrape(url)
+    assert value(text, "bookwise_index_generation_info", generation=new) == 1
+    assert value(text, "bookwise_index_generation_info", generation=old) == 0
     assert value(text, "bookwise_stream_slots_max") >= Settings(_env_file=None).max_streams  # type: ignore[call-arg]
 
 

@@ -242,8 +242,10 @@ class _Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not _authorized(Headers(scope=scope).get("authorization", "").encode("latin-1"), self.token):
-            refusal = error_response(_unauthorized(), uuid.uuid4().hex)
+            request_id = uuid.uuid4().hex  # outside the Guard, which names the others
+            refusal = error_response(_unauthorized(), request_id)
             refusal.headers["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            refusal.headers["X-Request-ID"] = request_id
             await refusal(scope, receive, send)
             return
         _forget_dead_processes()

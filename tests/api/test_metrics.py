@@ -217,13 +217,20 @@ def test_llm_answers_retries_and_errors_are_counted(
         fake.fail_times = None
         failed = chat(url, QUESTION)
         assert failed.first("error")["code"] == "llm_unavailable"  # two attempts, both refused
+        # A follow-up is first rewritten by the model (not retried): the rewrite's failure is its own.
+        history = [
+            {"role": "user", "content": "Tell me about quokkas."},
+            {"role": "assistant", "content": "Sure."},
+        ]
+        chat(url, {"question": "And what do they eat?", "history": history})
 
         assert grew("bookwise_answers_total", plan="llm", answer_kind="generated", outcome="done") == 2
-        assert grew("bookwise_answers_total", plan="llm", answer_kind="none", outcome="llm_unavailable") == 1
-        assert grew("bookwise_llm_retries_total", code="llm_unavailable") == 2
-        assert grew("bookwise_llm_errors_total", call="answer", code="llm_unavailable") == 1
+        assert grew("bookwise_answers_total", plan="llm", answer_kind="none", outcome="llm_unavailable") == 2
+        assert grew("bookwise_llm_retries_total", code="llm_unavailable") == 3
+        assert grew("bookwise_llm_errors_total", call="answer", code="llm_unavailable") == 2
+        assert grew("bookwise_llm_errors_total", call="rewrite", code="llm_unavailable") == 1
         assert grew("bookwise_time_to_first_token_seconds_count", plan="llm") == 2
-        assert grew("bookwise_time_to_sources_seconds_count", plan="llm") == 3
+        assert grew("bookwise_time_to_sources_seconds_count", plan="llm") == 4
 
         # A reader who leaves mid-answer: neither done nor error was sent.
         fake.mode, fake.stall_after = "stall", 1

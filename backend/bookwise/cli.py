@@ -352,14 +352,17 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from bookwise.api.app import create_app
     from bookwise.api.logs import configure_logging
+    from bookwise.api.metrics import prepare_metrics_dir, start_metrics_listener
     from bookwise.api.server import ensure_file_limit, uvicorn_options
 
     if args.site is not None:
         if not (args.site / "index.html").is_file():
             raise BookwiseError(f"not a built site (no index.html): {args.site}")
         settings = settings.model_copy(update={"site_dir": args.site})
+    prepare_metrics_dir(settings)  # first: every process (workers too) then writes its metrics there
     configure_logging()
     ensure_file_limit(settings)
+    start_metrics_listener(settings)  # BOOKWISE_METRICS_PORT: one listener, whatever the workers
     uvicorn.run(
         create_app(settings),
         host=args.host or settings.api_host,

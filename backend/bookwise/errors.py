@@ -17,6 +17,7 @@
     - InvalidRequestError · PayloadTooLargeError · UnsupportedMediaTypeError · OriginNotAllowedError
     - RateLimitedError · TooManyStreamsError · ServerBusyError · NotFoundError
     - MalformedRequestError · UnknownAnswerError
+    - UnauthorizedError         (metrics without the token)
   - FeedbackUnavailableError    the feedback store cannot be opened or written (the rest serves)
 
 ``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
@@ -262,3 +263,13 @@ class FeedbackUnavailableError(BookwiseError):
 
     code = "feedback_unavailable"
     status_code = 503
+
+
+# Metrics (issue 15).
+
+
+class UnauthorizedError(RequestRejected):
+    """A request for ``/metrics`` without the configured bearer token (``BOOKWISE_METRICS_TOKEN``)."""
+
+    code = "unauthorized"
+    status_code = 401

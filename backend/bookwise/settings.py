@@ -289,6 +289,30 @@ class Settings(BaseSettings):
         "on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
     )
 
+    # Metrics (issue 15): Prometheus text at /metrics, off unless enabled.
+    metrics: bool = Field(
+        False,
+        description="Serve Prometheus metrics at `/metrics`: on the API's port with `metrics_token`, or "
+        "only on a separate listener with `metrics_port`. Enabled with neither, `bookwise serve` refuses "
+        "to start (`config_error`).",
+    )
+    metrics_token: SecretStr | None = Field(
+        None,
+        min_length=16,
+        description="Bearer token a scraper must send (`Authorization: Bearer <token>`), at least 16 "
+        "characters. Required to serve `/metrics` on the API's port; also checked on `metrics_port` if set.",
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Serve `/metrics` on this port (of `metrics_host`) instead of the API's port, from one "
+        "listener however many workers run.",
+    )
+    metrics_host: str = Field(
+        "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -30,6 +30,7 @@ from bookwise.api.feedback import Feedback
 from bookwise.api.guard import Guard, JsonCORSMiddleware, error_response
 from bookwise.api.limits import RateLimiter, StreamSlots
 from bookwise.api.logs import log_event, mark_logged
+from bookwise.api.metrics import Metrics
 from bookwise.api.schemas import ChatBody, FeedbackBody, SearchBody, chat_request, check_question
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError, InvalidRequestError, NotFoundError, RequestRejected
@@ -114,14 +115,15 @@ def create_app(
     settings: Settings, *, retriever: Retriever | None = None, llm: LLMClient | None = None
 ) -> FastAPI:
     """``retriever``/``llm`` are injected by tests and ``bookwise ask``; otherwise built from settings."""
+    metrics = Metrics(settings)  # off unless BOOKWISE_METRICS: then its hooks do nothing
     if llm is None and settings.llm_base_url:
-        llm = LLMClient(settings)
+        llm = LLMClient(settings, observer=metrics.llm_observer)
     state = _State(
         settings=settings,
         retriever=retriever,
         llm=llm,
         owns_retriever=False,
-        slots=StreamSlots(settings.max_streams_per_client, settings.max_streams),
+        slots=metrics.stream_slots(settings.max_streams_per_client, settings.max_streams),
         feedback=Feedback(
             settings.resolved_feedback_db,
             max_bytes=settings.feedback_max_bytes,
@@ -226,7 +228,7 @@ def create_app(
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             try:
-                async for event in answerer.stream(prepared):
+                async for event in metrics.watch(answerer.stream(prepared), started=prepared.started):
                     yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name)
             finally:
                 outcome = prepared.outcome
@@ -326,4 +328,5 @@ def create_app(
         allow_credentials=False,
         max_age=600,
     )
+    metrics.install(app, generation=lambda: state.retriever.index_version if state.retriever else None)
     return app

@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, Protocol, cast
 
 import anyio
 import openai
@@ -96,6 +96,18 @@ _RETRYABLE = (
     _ProviderError,
 )
 _STREAM_ERRORS = (openai.OpenAIError, _MalformedStream, _ProviderError)
+
+
+Call = Literal["answer", "rewrite"]
+
+
+class LLMObserver(Protocol):
+    """Told of each failed attempt at the model (the API counts them as metrics; generation never
+    imports the API). ``code`` is the error code the failure has, or would have had if not retried."""
+
+    def retried(self, code: str) -> None: ...
+
+    def failed(self, call: Call, code: str) -> None: ...
 
 
 @dataclass
@@ -307,11 +319,18 @@ async def _next_chunk(chunks: Any) -> Any:
 
 
 class LLMClient:
-    def __init__(self, settings: Settings, *, client: openai.AsyncOpenAI | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        observer: LLMObserver | None = None,
+    ) -> None:
         if not settings.llm_base_url and client is None:
             raise ValueError("no chat API configured (BOOKWISE_LLM_BASE_URL)")
         self.settings = settings
         self.model = settings.llm_model
+        self.observer = observer
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
         self._client = client or openai.AsyncOpenAI(
             base_url=settings.llm_base_url,
@@ -338,7 +357,10 @@ class LLMClient:
                     **self._sampling(temperature=0.0, max_tokens=max_tokens),
                 )
         except (openai.OpenAIError, TimeoutError) as error:
-            raise _failure(error) from error
+            failure = _failure(error)
+            if self.observer is not None:
+                self.observer.failed("rewrite", failure.code)
+            raise failure from error
         choices = getattr(response, "choices", None)
         text = str(choices[0].message.content or "") if choices else ""
         # The same length limit as answers (an upstream may ignore it), in valid text.
@@ -361,6 +383,8 @@ class LLMClient:
                     out_of_tries = completion.attempts > settings.llm_max_retries
                     if out_of_tries or not _worth_retrying(error) or time.monotonic() >= deadline:
                         raise _failure(error) from error
+                    if self.observer is not None:
+                        self.observer.retried(_failure(error).code)
                     await anyio.sleep(_retry_wait(error, completion.attempts, settings.llm_retry_max_wait_s))
                 except openai.OpenAIError as error:
                     raise _failure(error) from error
@@ -389,6 +413,10 @@ class LLMClient:
             tail = reader.finish()
             if tail:
                 yield tail
+        except GenerationError as failure:  # every way the answer fails ends here, once
+            if self.observer is not None:
+                self.observer.failed("answer", failure.code)
+            raise
         finally:
             await _close(attempt)
 

@@ -297,7 +297,8 @@ class Settings(BaseSettings):
         100_000,
         ge=1,
         description="Clients the in-memory rate limiter counts per minute; beyond, the one seen first is "
-        "forgotten first. Bounds its memory (about 2 × this × 250 bytes).",
+        "forgotten first. Bounds its memory: two minutes of counts, about 200 bytes per client (40 MB at "
+        "the default).",
     )
 
     @property

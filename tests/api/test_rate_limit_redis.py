@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -110,40 +111,52 @@ def test_a_stalled_redis_costs_a_request_at_most_the_redis_timeout(caplog: pytes
 
 
 @contextmanager
-def serving(root: Path, redis_url: str) -> Iterator[tuple[str, Path]]:
-    """`bookwise serve` in its own process; yields its URL and the file its log goes to."""
-    build_book(root)  # each process its own index: only the rate is shared
-    port = closed_port_url().rsplit(":", 1)[1]
-    env = {
-        **os.environ,
-        "BOOKWISE_DATA_DIR": str(root / "data"),
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
-        "BOOKWISE_RATE_LIMIT_PER_MINUTE": "10",
-        "BOOKWISE_REDIS_URL": redis_url,
-        # The bookwise under test, whatever the working directory (a relative PYTHONPATH would not follow).
-        "PYTHONPATH": os.pathsep.join(
-            [str(Path(bookwise.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
-        ),
-    }
-    log = root / "serve.log"
-    with log.open("w") as stderr:
-        process = subprocess.Popen([*BOOKWISE, "serve", "--port", port], env=env, cwd=root, stderr=stderr)
-    url = f"http://{HOST}:{port}"
+def serving(root: Path, redis_url: str, count: int) -> Iterator[list[tuple[str, Path]]]:
+    """`count` `bookwise serve` processes, each on its own copy of one index (only the rate is
+    shared), started together; yields each one's URL and the file its log goes to."""
+    build_book(root / "0")
+    processes, served = [], []
     try:
+        for n in range(count):
+            if n:
+                shutil.copytree(root / "0" / "data", root / str(n) / "data")
+            port = closed_port_url().rsplit(":", 1)[1]
+            env = {
+                **os.environ,
+                "BOOKWISE_DATA_DIR": str(root / str(n) / "data"),
+                "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+                "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
+                "BOOKWISE_RATE_LIMIT_PER_MINUTE": "10",
+                "BOOKWISE_REDIS_URL": redis_url,
+                # The bookwise under test, whatever the working directory (a relative PYTHONPATH would not).
+                "PYTHONPATH": os.pathsep.join(
+                    [str(Path(bookwise.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+                ),
+            }
+            log = root / str(n) / "serve.log"
+            with log.open("w") as stderr:
+                processes.append(
+                    subprocess.Popen(
+                        [*BOOKWISE, "serve", "--port", port], env=env, cwd=root / str(n), stderr=stderr
+                    )
+                )
+            served.append((f"http://{HOST}:{port}", log))
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "bookwise serve did not start"
-            time.sleep(0.2)
-        yield url, log
+        for process, (url, _) in zip(processes, served, strict=True):
+            while True:
+                try:
+                    if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None and time.monotonic() < deadline, "bookwise serve did not start"
+                time.sleep(0.1)
+        yield served
     finally:
-        process.terminate()
-        process.wait(15)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(15)
 
 
 def search(url: str) -> httpx.Response:
@@ -153,7 +166,7 @@ def search(url: str) -> httpx.Response:
 def test_limits_are_shared_by_two_serve_processes_through_redis(tmp_path: Path) -> None:
     # The bug: each process counted on its own, so N replicas allowed N times the limit.
     with running_redis() as redis:
-        with serving(tmp_path / "a", redis.url) as (a, log_a), serving(tmp_path / "b", redis.url) as (b, _):
+        with serving(tmp_path, redis.url, 2) as [(a, log_a), (b, _)]:
             away_from_a_minute_boundary()
             answers = [search(a) for _ in range(6)] + [search(b) for _ in range(6)]
             assert [r.status_code for r in answers] == [200] * 10 + [429] * 2

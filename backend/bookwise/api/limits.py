@@ -213,7 +213,7 @@ class RateLimiter:
 
 
 def _redis_pool(url: str, timeout_s: float) -> aioredis.ConnectionPool:
-    """Our own pool (so it can be closed), with timeouts: a stalled Redis costs a request at most these."""
+    """Our own pool (so it can be closed), with timeouts: how long a stalled Redis can delay a request."""
     try:
         return aioredis.ConnectionPool.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s

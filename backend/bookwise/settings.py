@@ -313,6 +313,28 @@ class Settings(BaseSettings):
         "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
     )
 
+    # Rate limits shared across processes and replicas (issue 15).
+    redis_url: str | None = Field(
+        None,
+        description="Redis counting the request rate (`rate_limit_per_minute`) for every process and replica "
+        "that uses it, e.g. `redis://127.0.0.1:6379/0` (`rediss://` for TLS, `unix:///path/redis.sock`). "
+        "Unset: each process counts on its own. While Redis is unreachable, each process counts on its own "
+        "again and logs `rate_limit_redis_down`.",
+    )
+    redis_timeout_s: float = Field(
+        0.5,
+        gt=0,
+        description="Longest wait for Redis (connect or reply) before a request falls back to the "
+        "per-process count.",
+    )
+    rate_limit_max_clients: int = Field(
+        100_000,
+        ge=1,
+        description="Clients the in-memory rate limiter counts per minute; beyond, the one seen first is "
+        "forgotten first. Bounds its memory: two minutes of counts, about 200 bytes per client (40 MB at "
+        "the default).",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

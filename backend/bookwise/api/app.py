@@ -131,6 +131,13 @@ def create_app(
         ),
     )
 
+    rate_limiter = RateLimiter(
+        settings.rate_limit_per_minute,
+        max_clients=settings.rate_limit_max_clients,
+        redis_url=settings.redis_url,
+        redis_timeout_s=settings.redis_timeout_s,
+    )
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(state.feedback.open)  # a broken store turns feedback off, only
@@ -150,6 +157,7 @@ def create_app(
                 await state.llm.aclose()
             if state.owns_retriever and state.retriever is not None:
                 state.retriever.close()
+            await rate_limiter.aclose()
 
     app = FastAPI(
         title="Bookwise",
@@ -317,7 +325,7 @@ def create_app(
         allowed_origins=settings.allowed_origins,
         allowed_hosts=settings.allowed_hosts,
         max_body_bytes=settings.max_body_bytes,
-        rate_limiter=RateLimiter(settings.rate_limit_per_minute),
+        rate_limiter=rate_limiter,
     )
     app.add_middleware(
         JsonCORSMiddleware,

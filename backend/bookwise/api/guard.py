@@ -139,7 +139,7 @@ class Guard:
         try:
             if scope["method"] == "POST" and scope["path"].startswith("/api/"):
                 try:
-                    self._check(scope, headers, client)
+                    await self._check(scope, headers, client)
                 except RequestRejected as error:
                     await error_response(error, request_id)(scope, receive, send_with_id)
                     return
@@ -148,7 +148,7 @@ class Guard:
         finally:
             request_id_var.reset(token)
 
-    def _check(self, scope: Scope, headers: Headers, client: str) -> None:
+    async def _check(self, scope: Scope, headers: Headers, client: str) -> None:
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/") not in self.allowed_origins:
             if origin.rstrip("/") != own_origin(scope, headers, self.allowed_hosts):
@@ -159,7 +159,7 @@ class Guard:
         declared = headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             raise PayloadTooLargeError(f"the body is larger than {self.max_body_bytes} bytes")
-        self.rate_limiter.check(client)
+        await self.rate_limiter.check(client)
 
     def _counted(self, receive: Receive) -> Receive:
         seen = 0

@@ -10,7 +10,6 @@
     - RetrievalTimeoutError
     - IndexCorruptError · DiskFullError   (data-directory faults)
   - EmbeddingError              the embedder failed (network, model)
-  - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
   - GenerationError             the language model failed
     - LLMUnavailableError · LLMTimeoutError · LLMStreamError · LLMContentFilterError · LLMNoAnswerError
   - RequestRejected             the API refuses a request before doing any work
@@ -134,11 +133,6 @@ class EmbeddingError(BookwiseError):
     status_code = 503
 
 
-class QueryError(BookwiseError):
-    code = "invalid_query"
-    status_code = 422
-
-
 class GenerationError(BookwiseError):
     code = "generation_failed"
     retryable = True
@@ -183,6 +177,8 @@ class RequestRejected(BookwiseError):
 
 
 class InvalidRequestError(RequestRejected):
+    """A request that breaks a rule (``bookwise.validation``): the API, the CLI and the Retriever alike."""
+
     code = "invalid_request"
     status_code = 422
 

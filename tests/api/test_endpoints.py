@@ -41,7 +41,7 @@ def test_search_filters_and_their_errors(served: tuple[str, Settings]) -> None:
     )
     assert {s["doc_path"] for s in filtered.json()["sources"]} == {"care/housing.md"}
     wrong = httpx.post(f"{url}/api/search", json={"query": "quokka", "filters": {"colour": "red"}})
-    assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "invalid_query"
+    assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "invalid_request"
 
 
 def test_feedback_is_stored_durably(served: tuple[str, Settings]) -> None:

@@ -156,14 +156,16 @@ def test_invalid_requests_are_refused_with_a_pointer_to_the_problem(
 
 
 def test_selected_text_mode_without_a_selection_is_refused(url: str, fake: FakeLLM) -> None:
-    error = assert_rejected(post(url, json={"question": "hi", "mode": "selected_text"}), 422, "invalid_query")
+    error = assert_rejected(
+        post(url, json={"question": "hi", "mode": "selected_text"}), 422, "invalid_request"
+    )
     assert "selected text" in error["message"]
     assert fake.calls == 0
 
 
 def test_unknown_filter_fields_are_refused(url: str, fake: FakeLLM) -> None:
     response = post(url, json={"question": "hi", "filters": {"secret": "x"}})
-    assert "unknown filter" in assert_rejected(response, 422, "invalid_query")["message"]
+    assert "unknown filter" in assert_rejected(response, 422, "invalid_request")["message"]
     assert fake.calls == 0
 
 

@@ -1,9 +1,9 @@
 """One answer, in two phases: ``prepare`` (everything that can fail or be refused) and ``stream``.
 
-``prepare`` validates, rewrites a follow-up, retrieves (or locates a selection) and plans the
-answer; any error it raises is returned before a stream opens. ``stream`` yields the events:
-``meta``, ``sources``, ``token``…, then exactly one of ``done`` or ``error``. The API and
-``bookwise ask`` both run this code.
+``prepare`` validates (``bookwise.validation``: the rules the API and the CLI share), rewrites a
+follow-up, retrieves (or locates a selection) and plans the answer; any error it raises is returned
+before a stream opens. ``stream`` yields the events: ``meta``, ``sources``, ``token``…, then exactly
+one of ``done`` or ``error``. The API and ``bookwise ask`` both run this code.
 
 Plans: ``llm`` (the model answers from the sources or the selection), ``extractive`` (no model:
 the book's own passages, quoted whole), ``not_covered`` (the book judged silent: say so and
@@ -23,7 +23,8 @@ from typing import Any, Literal
 
 import anyio
 
-from bookwise.errors import BookwiseError, QueryError, RetrievalTimeoutError
+from bookwise import validation
+from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
@@ -42,6 +43,7 @@ from bookwise.generation.selection import selection_source
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
+from bookwise.validation import RequestLimits
 
 Mode = Literal["normal", "selected_text"]
 Scope = Literal["selection", "section", "book"]
@@ -143,6 +145,7 @@ def not_covered_answer(sources: Sequence[SectionResult]) -> str:
 class Answerer:
     def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
         self.settings = settings
+        self.limits = RequestLimits.from_settings(settings)
         self.retriever = retriever
         self.llm = llm
 
@@ -151,13 +154,19 @@ class Answerer:
     async def prepare(self, request: ChatRequest) -> Prepared:
         started = time.monotonic()
         request = _valid_request(request)
+        validation.chat(
+            asked=request.question,
+            mode=request.mode,
+            scope=request.scope,
+            selected_text=request.selected_text,
+            history=[turn.content for turn in request.history],
+            top=request.top_k,
+            wanted=request.filters,
+            limits=self.limits,
+        )
         question = " ".join(request.question.split())
-        if not question:
-            raise QueryError("the question is empty")
         scope = request.effective_scope
         selection = request.selected_text.strip()
-        if scope != "book" and not selection:
-            raise QueryError("selected_text mode needs the selected text")
         if scope == "book" and selection:
             # Widened from a selection: the reader's question is searched; the selection only fills
             # in a question that names no topic of its own ("what does this mean?").
@@ -237,7 +246,9 @@ class Answerer:
             page_url = request.page.url if request.page else "/"
             return [selection_source(selection, located, page_url)], True
         if located is None:
-            raise QueryError("the selection's section is not in the index; ask about the whole book instead")
+            raise InvalidRequestError(
+                "the selection's section is not in the index; ask about the whole book instead"
+            )
         return [located], True
 
     def _messages(

@@ -21,7 +21,8 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.to_thread
 
-from bookwise.errors import EmbeddingError, QueryError
+from bookwise import validation
+from bookwise.errors import EmbeddingError, InvalidRequestError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
@@ -47,7 +48,6 @@ from bookwise.settings import Settings
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
-FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 
 
 @dataclass
@@ -56,21 +56,6 @@ class _Candidate:
     score: float
     payload: dict[str, Any]  # the best chunk's
     hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
-
-
-def validate_filters(filters: Mapping[str, Sequence[str] | str] | None) -> Filters | None:
-    """Known fields only; a single value may be given as a string."""
-    if not filters:
-        return None
-    unknown = sorted(set(filters) - set(FILTER_FIELDS))
-    if unknown:
-        raise QueryError(f"unknown filter field(s) {unknown}; allowed: {', '.join(FILTER_FIELDS)}")
-    clean = {
-        field: [values] if isinstance(values, str) else [str(v) for v in values]
-        for field, values in filters.items()
-        if values
-    }
-    return clean or None
 
 
 def page_paths(page_url: str) -> list[str]:
@@ -109,6 +94,7 @@ class Retriever:
     ) -> None:
         """``embedder_for(model)`` loads the embedder a newer index generation names, if allowed."""
         self.settings = settings
+        self._limits = validation.RequestLimits.from_settings(settings)
         self._reader = reader
         self._store = store  # owned when opened by ``open``
         self._embedder = embedder
@@ -192,14 +178,8 @@ class Retriever:
         top_k: int | None = None,
         filters: Mapping[str, Sequence[str] | str] | None = None,
     ) -> RetrievalResult:
-        query = " ".join(query.split())
-        if not query:
-            raise QueryError("the query is empty")
-        settings = self.settings
-        top_k = settings.retrieval_top_k if top_k is None else top_k
-        if not 1 <= top_k <= settings.retrieval_max_top_k:
-            raise QueryError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
-        return self._run(query, top_k, validate_filters(filters))
+        query, top_k, clean = validation.retrieval(query, top_k, filters, self._limits)
+        return self._run(query, top_k, clean)
 
     def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         """The section of the reader's page that holds a selected passage: the selection's citation.
@@ -268,7 +248,7 @@ class Retriever:
         try:
             return self._queries.embed(query), self._sparse.query(query)
         except UnicodeError as error:  # the API refuses such text; the CLI or a library caller may not
-            raise QueryError("the query is not valid Unicode text (a lone surrogate?)") from error
+            raise InvalidRequestError("the query is not valid Unicode text (a lone surrogate?)") from error
         except Exception as error:
             raise EmbeddingError(f"the query could not be embedded ({type(error).__name__})") from error
 

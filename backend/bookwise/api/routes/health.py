@@ -1,4 +1,5 @@
-"""Liveness (``/api/health``, cheap, never touches the index) and readiness (``/api/ready``)."""
+"""Liveness (``/api/health``, cheap, never touches the index), readiness (``/api/ready``) and the
+public limits a client must respect (``/api/config``: the widget reads them instead of guessing)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,8 @@ async def ready(shared: ServicesDep, retriever: RetrieverDep) -> dict[str, Any]:
     with anyio.fail_after(shared.retrieval_timeout_s):
         index = await anyio.to_thread.run_sync(retriever.status, abandon_on_cancel=True)
     return {"status": "ready", **index, "llm": shared.llm.model if shared.llm else None}
+
+
+@router.get("/api/config")
+async def config(shared: ServicesDep) -> dict[str, Any]:
+    return {"limits": shared.limits.to_dict()}

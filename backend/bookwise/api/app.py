@@ -38,7 +38,7 @@ def _lifespan(shared: Services, index_name: str) -> Callable[[FastAPI], Abstract
         try:
             await shared.index.get()
         except BookwiseError as error:
-            log_event("index_unavailable", logging.WARNING, code=error.code, message=error.message)
+            log_event("index_unavailable", logging.WARNING, code=error.code, detail=error.message)
         log_event("started", llm=shared.llm.model if shared.llm else None, index=index_name)
         try:
             yield

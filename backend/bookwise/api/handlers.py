@@ -17,7 +17,8 @@ from bookwise.errors import BookwiseError, InvalidRequestError, NotFoundError, R
 
 async def bookwise_error(request: Request, error: BookwiseError) -> JSONResponse:
     if error.status_code >= 500 and not isinstance(error, RequestRejected):
-        log_event("request_failed", logging.WARNING, code=error.code, message=error.message)
+        # The body says only what the code means; what went wrong (hosts, paths) is for the log.
+        log_event("request_failed", logging.WARNING, code=error.code, detail=error.message)
     return error_response(error, request_id(request))
 
 

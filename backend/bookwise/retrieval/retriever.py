@@ -26,8 +26,9 @@ from bookwise.errors import EmbeddingError, InvalidRequestError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
-from bookwise.index.sparse import Bm25Encoder, SparseVector
+from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder, SparseVector
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
+from bookwise.ingest.pipeline import CHUNKER_VERSION
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import EmbeddingCache
@@ -112,7 +113,7 @@ class Retriever:
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._warm = False
-        self._check_model()
+        self._check_generation()
 
     @classmethod
     def open(cls, settings: Settings) -> Retriever:
@@ -150,7 +151,7 @@ class Retriever:
             "created_at": summary.get("created_at"),
         }
 
-    def _check_model(self) -> None:
+    def _check_generation(self) -> None:
         manifest = self._reader.manifest
         if manifest.generation == self._checked_generation:
             return
@@ -159,6 +160,8 @@ class Retriever:
             self._embedder = self._embedder_for(manifest.embed_model)  # e.g. re-adapted to the site
             self._passage_vectors.clear()
         manifest.check_model(self._embedder.model_id, self._embedder.dim)
+        # Queries are BM25-encoded here, and sections assembled from chunks as this version cuts them.
+        manifest.check_compatible(CHUNKER_VERSION, BM25_SCHEME)
         self._checked_generation = manifest.generation
 
     def _maybe_refresh(self, *, force: bool = False) -> None:
@@ -169,7 +172,7 @@ class Retriever:
             if force or now - self._refreshed_at >= self.settings.index_refresh_s:
                 self._reader.refresh()
                 self._refreshed_at = now
-        self._check_model()
+        self._check_generation()
 
     def search(
         self,
@@ -250,7 +253,10 @@ class Retriever:
         except UnicodeError as error:  # the API refuses such text; the CLI or a library caller may not
             raise InvalidRequestError("the query is not valid Unicode text (a lone surrogate?)") from error
         except Exception as error:
-            raise EmbeddingError(f"the query could not be embedded ({type(error).__name__})") from error
+            # The operator's detail; users are shown EmbeddingError's fixed public message.
+            raise EmbeddingError(
+                f"the query could not be embedded ({type(error).__name__}: {error})"
+            ) from error
 
     async def asearch(
         self,

@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 from bookwise.api.deps import Client, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
-from bookwise.generation.answer import Answerer, ChatRequest, Prepared
+from bookwise.generation.answer import Answerer, ChatRequest, Event, Prepared
 
 router = APIRouter()
 
@@ -58,7 +58,7 @@ async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, clien
         raise
     shared.feedback.remember(request_id)  # this answer, and only it, may now be rated
     return AnswerStream(
-        _events(answerer, prepared, question),
+        answer_events(answerer, prepared, question),
         on_close=release,
         ping=shared.stream.ping_s,
         send_timeout=shared.stream.send_timeout_s,
@@ -66,27 +66,38 @@ async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, clien
     )
 
 
-async def _events(
+async def answer_events(
     answerer: Answerer, prepared: Prepared, question: ChatRequest
 ) -> AsyncIterator[ServerSentEvent]:
+    ended: Event | None = None  # the done or error event, once the server has sent it
     try:
         async for event in answerer.stream(prepared):
             yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name)
+            if event.name in ("done", "error"):
+                ended = event  # resumed after the send: the reader was sent it
     finally:
-        outcome = prepared.outcome
-        log_event(
-            "chat",
-            request_id=question.request_id,
-            mode=question.mode,
-            scope=question.effective_scope,
-            plan=prepared.plan,
-            question_chars=len(question.question),
-            selection_chars=len(question.selected_text),
-            sources=len(prepared.sources),
-            sufficient=prepared.sufficient,
-            outcome=outcome.get("outcome"),
-            answer_kind=outcome.get("answer_kind"),
-            timings_ms=outcome.get("timings_ms"),
-            usage=outcome.get("usage"),
-            retrieval_ms=round(prepared.retrieval_ms, 1),
-        )
+        log_event("chat", **_chat_log(prepared, question, ended))
+
+
+def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) -> dict[str, Any]:
+    """The log line of one answer: what its reader was sent (a stream cut before its end says so)."""
+    done = ended.data if ended is not None and ended.name == "done" else {}
+    if ended is None:
+        outcome = "client_disconnected"
+    else:
+        outcome = "done" if ended.name == "done" else str(ended.data.get("code"))
+    return {
+        "request_id": question.request_id,
+        "mode": question.mode,
+        "scope": question.effective_scope,
+        "plan": prepared.plan,
+        "question_chars": len(question.question),
+        "selection_chars": len(question.selected_text),
+        "sources": len(prepared.sources),
+        "sufficient": prepared.sufficient,
+        "outcome": outcome,
+        "answer_kind": done.get("answer_kind"),
+        "timings_ms": done.get("timings_ms"),
+        "usage": done.get("usage"),
+        "retrieval_ms": round(prepared.retrieval_ms, 1),
+    }

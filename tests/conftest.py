@@ -1,16 +1,48 @@
 from __future__ import annotations
 
+import io
+import logging
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bookwise.api.logs import configure_logging
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
 from browser import launched_chromium
 from examplesite import build_example, index_example_locally
 from fakellm import FakeLLM, running_fake_llm
+
+# The developer's shell must not change what the tests test: every BOOKWISE_ setting exported there
+# is dropped, and the tests run from an empty temporary folder (no bookwise.toml to pick up), before
+# any test module is imported. Subprocesses (`bookwise ...`) inherit both. Variables of the test
+# harness itself (BOOKWISE_CHROMIUM) are no settings and stay.
+_INVOKED_FROM = pytest.StashKey[str]()
+SETTING_VARIABLES = frozenset(f"BOOKWISE_{name.upper()}" for name in Settings.model_fields)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in [n for n in os.environ if n.upper() in SETTING_VARIABLES]:
+        del os.environ[name]
+    paths = os.environ.get("PYTHONPATH")
+    if paths:  # relative entries would break in the new working directory
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths.split(os.pathsep) if p)
+    config.stash[_INVOKED_FROM] = os.getcwd()
+    os.chdir(tempfile.mkdtemp(prefix="bookwise-tests-cwd-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    empty = os.getcwd()
+    os.chdir(config.stash.get(_INVOKED_FROM, "/"))
+    try:
+        os.rmdir(empty)  # left as it was found: empty (a test that wrote there would make this fail)
+    except OSError:
+        pass
+
 
 SiteFactory = Callable[[dict[str, str | bytes]], Path]
 
@@ -99,3 +131,21 @@ def example_local(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The example textbook built by Docusaurus and indexed with the local embedder, no LLM: the
     demo's answers, for the e2e answer tests and the README screenshots."""
     return index_example_locally(tmp_path_factory.mktemp("example-local"), build_example())
+
+
+@pytest.fixture
+def log_lines() -> Iterator[io.StringIO]:
+    """What `bookwise serve` logs, captured; pytest's own handlers are put back afterwards."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    named = {n: (logging.getLogger(n).handlers[:], logging.getLogger(n).propagate) for n in ("bookwise",)}
+    stream = io.StringIO()
+    configure_logging(stream=stream)
+    try:
+        yield stream
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+        for name, (handlers, propagate) in named.items():
+            logging.getLogger(name).handlers[:] = handlers
+            logging.getLogger(name).propagate = propagate

@@ -13,6 +13,7 @@ const {collectDocs, writeManifest} = require('./src/manifest');
 function pluginBookwise(context, options) {
   let docs = [];
   const locale = context.i18n.currentLocale;
+  const baseUrl = context.siteConfig?.baseUrl ?? '/';
 
   return {
     name: 'docusaurus-plugin-bookwise',
@@ -29,7 +30,7 @@ function pluginBookwise(context, options) {
     injectHtmlTags() {
       if (!options.enabled) return {};
       return {
-        postBodyTags: [{tagName: 'script', attributes: widgetAttributes(options, locale)}],
+        postBodyTags: [{tagName: 'script', attributes: widgetAttributes(options, baseUrl)}],
       };
     },
 
@@ -50,8 +51,12 @@ function pluginBookwise(context, options) {
   };
 }
 
-/** The widget's `<script>`: configured by data-* attributes, loaded after the page (defer). */
-function widgetAttributes(options, locale) {
+/**
+ * The widget's `<script>`: configured by data-* attributes, loaded after the page (defer).
+ * `paths` are after the site's baseUrl, which the widget strips from the page's path. The locale is
+ * not passed: the widget reads the `docusaurus_locale` meta tag, which follows navigations.
+ */
+function widgetAttributes(options, baseUrl) {
   const attributes = {
     src: options.widgetUrl,
     defer: true,
@@ -61,7 +66,7 @@ function widgetAttributes(options, locale) {
     'data-content-selector': options.contentSelector,
     'data-show-version': String(options.showIndexVersion),
     'data-max-selection': String(options.maxSelectionChars),
-    'data-locale': locale,
+    'data-base-url': baseUrl,
   };
   if (options.apiUrl) attributes['data-api-url'] = options.apiUrl;
   if (options.paths.length) attributes['data-paths'] = options.paths.join(',');

@@ -134,8 +134,13 @@ def _filters(args: argparse.Namespace) -> dict[str, list[str]]:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise import validation
     from bookwise.retrieval.retriever import Retriever
 
+    # The API's rules, before the index is opened (the Retriever checks them again).
+    validation.search(
+        args.question, args.top_k, _filters(args), validation.RequestLimits.from_settings(settings)
+    )
     retriever = Retriever.open(settings)
     try:
         result = retriever.search(args.question, top_k=args.top_k, filters=_filters(args))
@@ -377,19 +382,35 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
+    from bookwise import validation
     from bookwise.generation.answer import Answerer, ChatRequest, Event, Page
     from bookwise.generation.llm import LLMClient
     from bookwise.retrieval.retriever import Retriever
 
+    # A selection or section scope is selected-text mode: without --selected-text it is refused
+    # (the shared rules), never quietly answered from the whole book.
+    selected = args.selected_text is not None or args.scope in ("selection", "section")
     request = ChatRequest(
         question=args.question,
-        mode="selected_text" if args.selected_text else "normal",
+        mode="selected_text" if selected else "normal",
         scope=args.scope,
         selected_text=args.selected_text or "",
         page=Page(args.page_url, args.heading_id) if args.page_url else None,
         filters=_filters(args) or None,
         top_k=args.top_k,
         request_id="cli",
+    )
+
+    # The rules the API applies (the Answerer checks them again), before the index is opened.
+    validation.chat(
+        asked=request.question,
+        mode=request.mode,
+        scope=request.scope,
+        selected_text=request.selected_text,
+        history=[],
+        top=request.top_k,
+        wanted=request.filters,
+        limits=validation.RequestLimits.from_settings(settings),
     )
 
     async def run() -> list[Event]:

@@ -9,8 +9,8 @@
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
     - RetrievalTimeoutError
     - IndexCorruptError · DiskFullError   (data-directory faults)
+    - IndexIncompatibleError    built by another chunker or BM25 scheme: `--reindex`
   - EmbeddingError              the embedder failed (network, model)
-  - QueryError                  a search request that cannot be run (empty, bad filter or top_k)
   - GenerationError             the language model failed
     - LLMUnavailableError · LLMTimeoutError · LLMStreamError · LLMContentFilterError · LLMNoAnswerError
   - RequestRejected             the API refuses a request before doing any work
@@ -21,6 +21,11 @@
   - FeedbackUnavailableError    the feedback store cannot be opened or written (the rest serves)
 
 ``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
+
+``message`` is for the operator (the CLI prints it; it may name hosts, paths, the library's own
+words). What a user is shown (``to_dict``: API bodies, SSE ``error`` events) is ``public_message``
+when the class sets one: a fixed sentence per code for server-side faults, whose detail goes to the
+log with the request id instead.
 """
 
 from __future__ import annotations
@@ -34,17 +39,24 @@ class BookwiseError(Exception):
     code = "internal_error"
     retryable = False
     status_code = 500
+    public_message: str | None = None  # shown to users instead of ``message`` (a server-side fault)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
+    @property
+    def shown(self) -> str:
+        """The message a user may see."""
+        return self.public_message if self.public_message is not None else self.message
+
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "retryable": self.retryable}
+        return {"code": self.code, "message": self.shown, "retryable": self.retryable}
 
 
 class ConfigError(BookwiseError):
     code = "config_error"
+    public_message = "the server is misconfigured; its operator can see why in the log"
 
 
 class ManifestError(BookwiseError):
@@ -104,40 +116,42 @@ class NotARegularFileError(SourceError):
 class IndexError_(BookwiseError):  # trailing underscore: do not shadow the builtin
     code = "index_error"
     status_code = 503
+    public_message = "the book's index cannot be used right now"
 
 
 class ModelMismatchError(IndexError_):
     code = "embedding_model_mismatch"
+    public_message = "the book's index was built with another embedding model; it must be rebuilt"
 
 
 class IndexNotFoundError(IndexError_):
     code = "index_not_found"
+    public_message = "the book has not been indexed yet"
 
 
 class IndexBusyError(IndexError_):
     code = "index_busy"
     retryable = True
+    public_message = "the book's index is busy; try again shortly"
 
 
 class StoreUnavailableError(IndexError_):
     code = "store_unavailable"
     retryable = True
+    public_message = "the book's index is unavailable; try again shortly"
 
 
 class RetrievalTimeoutError(IndexError_):
     code = "retrieval_timeout"
     retryable = True
+    public_message = "searching the book took too long; try again"
 
 
 class EmbeddingError(BookwiseError):
     code = "embedding_failed"
     retryable = True
     status_code = 503
-
-
-class QueryError(BookwiseError):
-    code = "invalid_query"
-    status_code = 422
+    public_message = "the question could not be searched (the embedding service failed); try again shortly"
 
 
 class GenerationError(BookwiseError):
@@ -184,6 +198,8 @@ class RequestRejected(BookwiseError):
 
 
 class InvalidRequestError(RequestRejected):
+    """A request that breaks a rule (``bookwise.validation``): the API, the CLI and the Retriever alike."""
+
     code = "invalid_request"
     status_code = 422
 
@@ -233,12 +249,14 @@ class IndexCorruptError(IndexError_):
     """Generations exist but none is complete and readable (a corrupt manifest, a crashed ingest)."""
 
     code = "index_corrupt"
+    public_message = "the book's index is damaged; it must be rebuilt"
 
 
 class DiskFullError(IndexError_):
     """The data directory's disk is (nearly) full: nothing was written, the live index is untouched."""
 
     code = "disk_full"
+    public_message = "the server's disk is full"
 
 
 # HTTP layer (issue 16).
@@ -273,3 +291,13 @@ class UnauthorizedError(RequestRejected):
 
     code = "unauthorized"
     status_code = 401
+
+
+# Index compatibility (issue 15).
+
+
+class IndexIncompatibleError(IndexError_):
+    """The live generation was chunked or BM25-encoded by another version: mixing would be silent."""
+
+    code = "index_incompatible"
+    public_message = "the book's index was built by another version of Bookwise; it must be rebuilt"

@@ -41,7 +41,7 @@ def test_search_filters_and_their_errors(served: tuple[str, Settings]) -> None:
     )
     assert {s["doc_path"] for s in filtered.json()["sources"]} == {"care/housing.md"}
     wrong = httpx.post(f"{url}/api/search", json={"query": "quokka", "filters": {"colour": "red"}})
-    assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "invalid_query"
+    assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "invalid_request"
 
 
 def test_feedback_is_stored_durably(served: tuple[str, Settings]) -> None:
@@ -81,3 +81,31 @@ def test_no_index_yet_means_not_ready_and_503_then_ready_once_ingested(tmp_path:
         chat = httpx.post(f"{url}/api/chat", json={"question": "quokkas?"})
     assert ready.status_code == 503 and ready.json()["error"]["code"] == "index_not_found"
     assert chat.status_code == 503 and chat.json()["error"]["code"] == "index_not_found"
+
+
+def test_config_serves_the_limits_a_widget_must_keep_to(tmp_path: Path) -> None:
+    # The widget cut history turns at a hard-coded 4,000 characters: with the server's limit lowered,
+    # every follow-up was refused (422). It now reads the limits from here.
+    lowered = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=tmp_path,
+        embedding_provider="hash",
+        max_history_chars=100,
+        max_history_turns=2,
+    )
+    with running_api(lowered) as url:
+        limits = httpx.get(f"{url}/api/config").json()["limits"]
+        turn = {"role": "assistant", "content": "x" * limits["max_history_chars"]}
+        kept = httpx.post(f"{url}/api/chat", json={"question": "and then?", "history": [turn]})
+        over = {**turn, "content": turn["content"] + "x"}
+        cut = httpx.post(f"{url}/api/chat", json={"question": "and then?", "history": [over]})
+    assert limits == {
+        "max_question_chars": 2000,
+        "max_selection_chars": 4000,
+        "max_history_turns": 2,
+        "max_history_chars": 100,
+        "default_top_k": 5,
+        "max_top_k": 20,
+    }
+    assert kept.json()["error"]["code"] == "index_not_found"  # past validation: no index here
+    assert cut.status_code == 422 and "history turn is too long" in cut.json()["error"]["message"]

@@ -161,6 +161,19 @@ def test_unfinished_huge_header_is_refused_at_the_header_cap_not_buffered(url: s
     assert_serving(url)
 
 
+def test_three_thousand_headers_are_refused_at_the_header_cap(url: str) -> None:
+    # The red team's 3,000 headers: counted by their bytes, refused like one huge header.
+    headers = b"".join(b"X-H%d: v\r\n" % n for n in range(3000))
+    with connect(url) as sock:
+        try:
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        except OSError:
+            pass  # closed while sending: the answer is already there
+        status, error, request_id = json_error(read_to_close(sock))
+    assert status == 400 and error["code"] == "malformed_request" and error["request_id"] == request_id
+    assert_serving(url)
+
+
 def test_idle_connections_beyond_the_cap_get_503_at_once_then_free_up_at_the_request_timeout(
     url: str,
 ) -> None:

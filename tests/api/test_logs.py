@@ -5,16 +5,18 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 import httpx
-import pytest
 
 from bookwise.api.app import create_app
-from bookwise.api.logs import configure_logging
+from bookwise.api.routes.chat import answer_events
 from bookwise.api.server import uvicorn_options
+from bookwise.generation.answer import Answerer, ChatRequest, Event, Prepared
+from bookwise.generation.followup import SearchQuery
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from servers import serve_in_thread
@@ -31,24 +33,6 @@ class BrokenRetriever:
         if self.calls == 1:
             raise RuntimeError("a bug\nwith a multi-line message")
         raise KeyError("another")
-
-
-@pytest.fixture
-def log_lines() -> Iterator[io.StringIO]:
-    """What `bookwise serve` logs, captured; pytest's own handlers are put back afterwards."""
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    named = {n: (logging.getLogger(n).handlers[:], logging.getLogger(n).propagate) for n in ("bookwise",)}
-    stream = io.StringIO()
-    configure_logging(stream=stream)
-    try:
-        yield stream
-    finally:
-        root.handlers[:], level = saved
-        root.setLevel(level)
-        for name, (handlers, propagate) in named.items():
-            logging.getLogger(name).handlers[:] = handlers
-            logging.getLogger(name).propagate = propagate
 
 
 def test_unexpected_error_traceback_is_one_json_line_with_its_request_id(
@@ -77,3 +61,51 @@ def test_library_and_server_warnings_are_json_lines_too(tmp_path: Path, log_line
     records = [json.loads(line) for line in log_lines.getvalue().splitlines()]
     assert [r["logger"] for r in records] == ["uvicorn.error", "some.library"]
     assert records[1]["error_type"] == "ValueError"
+
+
+class Decided:
+    """An answer stream that has decided its end: a done event the reader may never get."""
+
+    async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
+        yield Event("meta", {"request_id": "r-000001"})
+        yield Event("done", {"answer_kind": "extractive", "timings_ms": {"total": 1.0}, "usage": None})
+
+
+def _prepared(request: ChatRequest) -> Prepared:
+    return Prepared(
+        request=request,
+        query=SearchQuery("q", rewritten=False, method="as_asked"),
+        sources=[],
+        sufficient=True,
+        plan="extractive",
+        messages=[],
+        index_version="g1",
+        retrieval_ms=1.0,
+        started=0.0,
+    )
+
+
+def test_chat_log_says_what_the_reader_was_sent_not_what_the_stream_decided(log_lines: io.StringIO) -> None:
+    request = ChatRequest("q", request_id="r-000001")
+
+    async def cut_while_sending_done() -> None:
+        events = answer_events(cast(Answerer, Decided()), _prepared(request), request)
+        async for sent in events:
+            if sent.event == "done":  # the server is sending it when the reader goes: never resumed
+                await events.aclose()
+                break
+
+    async def sent_in_full() -> None:
+        async for _ in answer_events(cast(Answerer, Decided()), _prepared(request), request):
+            pass
+
+    anyio.run(cut_while_sending_done)
+    anyio.run(sent_in_full)
+    chats = [json.loads(line) for line in log_lines.getvalue().splitlines()]
+    cut, full = [c for c in chats if c["event"] == "chat"]
+    assert (cut["outcome"], cut["answer_kind"], cut["timings_ms"]) == ("client_disconnected", None, None)
+    assert (full["outcome"], full["answer_kind"], full["timings_ms"]) == (
+        "done",
+        "extractive",
+        {"total": 1.0},
+    )

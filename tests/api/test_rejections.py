@@ -156,14 +156,16 @@ def test_invalid_requests_are_refused_with_a_pointer_to_the_problem(
 
 
 def test_selected_text_mode_without_a_selection_is_refused(url: str, fake: FakeLLM) -> None:
-    error = assert_rejected(post(url, json={"question": "hi", "mode": "selected_text"}), 422, "invalid_query")
+    error = assert_rejected(
+        post(url, json={"question": "hi", "mode": "selected_text"}), 422, "invalid_request"
+    )
     assert "selected text" in error["message"]
     assert fake.calls == 0
 
 
 def test_unknown_filter_fields_are_refused(url: str, fake: FakeLLM) -> None:
     response = post(url, json={"question": "hi", "filters": {"secret": "x"}})
-    assert "unknown filter" in assert_rejected(response, 422, "invalid_query")["message"]
+    assert "unknown filter" in assert_rejected(response, 422, "invalid_request")["message"]
     assert fake.calls == 0
 
 
@@ -222,3 +224,12 @@ def test_concurrent_stream_caps(
         assert chat(url, QUESTION).names()[-1] == "done"  # the slot came back
     assert_rejected(refused, status, code)
     assert "retry-after" in refused.headers
+
+
+@pytest.mark.parametrize("top_k", ["5", True, 2.0])
+def test_top_k_as_a_string_or_true_is_refused_not_coerced(url: str, fake: FakeLLM, top_k: Any) -> None:
+    error = assert_rejected(post(url, json={"question": "hi", "top_k": top_k}), 422, "invalid_request")
+    assert "top_k" in error["message"]
+    searched = httpx.post(f"{url}/api/search", json={"query": "hi", "top_k": top_k}, timeout=10)
+    assert "top_k" in assert_rejected(searched, 422, "invalid_request")["message"]
+    assert fake.calls == 0

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+import anyio
 import pytest
 
+from bookwise.generation import answer
+from bookwise.generation.answer import Answerer, ChatRequest
 from bookwise.generation.outcome import declines
+from bookwise.retrieval.retriever import Retriever
+from bookwise.settings import Settings
 from conftest import SectionFactory
 
 
@@ -38,3 +45,33 @@ def test_a_long_uncited_answer_in_the_books_words_is_an_answer(section: SectionF
         "out after dark to feed on the plants near their shelters and along the swamp edges."
     )
     assert not declines(text, [], [section("Feeding", text)])
+
+
+class NoIndex:
+    """Selection-scope answers never search: the retriever is only warmed."""
+
+    index_version = "g1"
+
+    async def awarm(self) -> None:
+        return None
+
+
+def test_answer_kind_is_carried_from_the_decision_not_read_from_the_text(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reworded refusal that happens to hold "[1]" was read as a cited, extractive answer.
+    monkeypatch.setattr(answer, "NOT_IN_SELECTION", "Nicht in der Auswahl, siehe [1].")
+    answerer = Answerer(settings, cast(Retriever, NoIndex()), None)
+    request = ChatRequest(
+        "How many joeys per litter?", mode="selected_text", selected_text="Offer fresh leaves at sunrise."
+    )
+
+    async def run() -> list[answer.Event]:
+        return [event async for event in answerer.stream(await answerer.prepare(request))]
+
+    events = anyio.run(run)
+    done = events[-1].data
+    assert events[-1].name == "done" and done["answer_kind"] == "not_in_selection"
+    assert done["citations"] == [] and done["widen"]["scope"] == "book"
+    tokens = "".join(e.data["text"] for e in events if e.name == "token")
+    assert tokens == "Nicht in der Auswahl, siehe [1]."

@@ -341,6 +341,19 @@ def test_sidebar_position_nan_passes_dry_run_and_then_aborts_the_real_run(
     assert real.index.generation
 
 
+@pytest.mark.parametrize("value", [str(9 * 10**400), str(-(2**63)), str(2**53 + 1)])
+def test_sidebar_position_as_a_huge_integer_is_a_per_file_error_not_a_traceback(
+    make_site: SiteFactory, tmp_path: Path, value: str
+) -> None:
+    site = read_site_config(
+        make_site({"docs/good.md": GOOD, "docs/big.md": f"---\nsidebar_position: {value}\n---\n## N\n"})
+    )
+    settings = Settings(data_dir=tmp_path / "data", embedding_provider="hash", _env_file=None)  # type: ignore[call-arg]
+    report = run_ingest(settings, site, embedder=HashEmbedder())
+    assert [(e.path, e.code, e.line) for e in report.errors] == [("docs/big.md", "front_matter_invalid", 2)]
+    assert "sidebar_position" in report.errors[0].message and report.index.generation
+
+
 @pytest.mark.parametrize("content", ["5", '{"2.0": true}', '[["1.0"]]', "[null]", "[true]"])
 def test_versions_json_holding_5_gives_a_type_error(make_site: SiteFactory, content: str) -> None:
     site = make_site({"docs/good.md": GOOD, "versions.json": content})

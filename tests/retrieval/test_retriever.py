@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 import anyio
 import pytest
 
-from bookwise.errors import IndexNotFoundError, ModelMismatchError, QueryError
+from bookwise.errors import IndexNotFoundError, InvalidRequestError, ModelMismatchError
 from bookwise.index.build import run_ingest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
@@ -119,10 +119,10 @@ def test_filters_restrict_sections(book: tuple[Settings, IndexStore]) -> None:
         ({"query": "x", "top_k": 21}, "top_k must be between"),
     ],
 )
-def test_bad_requests_raise_query_errors(
+def test_bad_requests_raise_the_one_invalid_request_error(
     book: tuple[Settings, IndexStore], kwargs: dict, message: str
 ) -> None:  # type: ignore[type-arg]
-    with pytest.raises(QueryError, match=message):
+    with pytest.raises(InvalidRequestError, match=message):
         retriever_for(book).search(**kwargs)
 
 

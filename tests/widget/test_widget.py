@@ -446,3 +446,28 @@ def test_the_widget_shows_only_on_its_paths(page: Page, site: Site) -> None:
     expect(part(page, "launcher")).to_be_hidden()
     route_to(page, "/docs/care/housing")
     expect(part(page, "launcher")).to_be_visible()
+
+
+def test_the_plugins_navigate_event_rechecks_the_paths_after_a_route_change_no_click_made(
+    page: Page, site: Site
+) -> None:
+    # The plugin's client module dispatched `bookwise:navigate` and nothing listened to it.
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate(
+        """api => {
+            window.Bookwise.destroy();
+            const script = Object.assign(document.createElement('script'), {src: api + '/widget.js'});
+            Object.assign(script.dataset, {apiUrl: api, paths: '/docs/care/housing'});
+            document.head.append(script);
+        }""",
+        site.api,
+    )
+    page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
+    expect(part(page, "launcher")).to_be_hidden()
+    page.evaluate(
+        """() => {
+            history.pushState({}, '', '/docs/care/housing');  // a router's push: no click, no popstate
+            dispatchEvent(new CustomEvent('bookwise:navigate', {detail: {pathname: location.pathname}}));
+        }"""
+    )
+    expect(part(page, "launcher")).to_be_visible()

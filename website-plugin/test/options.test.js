@@ -41,14 +41,16 @@ test('validateOptions is what Docusaurus calls', () => {
 
 test('the widget script carries its configuration as data attributes', () => {
   const options = normalizeOptions({apiUrl: 'https://ask.example.org', paths: ['/docs'], selection: false});
-  const tags = plugin({i18n: {currentLocale: 'fr'}, siteDir: '/site'}, options).injectHtmlTags();
+  const context = {i18n: {currentLocale: 'fr'}, siteDir: '/site', siteConfig: {baseUrl: '/book/'}};
+  const tags = plugin(context, options).injectHtmlTags();
   const [script] = tags.postBodyTags;
   assert.equal(script.tagName, 'script');
   assert.equal(script.attributes.src, 'https://ask.example.org/widget.js');
   assert.equal(script.attributes['data-api-url'], 'https://ask.example.org');
   assert.equal(script.attributes['data-paths'], '/docs');
   assert.equal(script.attributes['data-selection'], 'false');
-  assert.equal(script.attributes['data-locale'], 'fr');
+  assert.equal(script.attributes['data-base-url'], '/book/'); // `paths` are after it
+  assert.equal(script.attributes['data-locale'], undefined); // read from the page's meta tag instead
   assert.equal(script.attributes.defer, true);
 });
 

@@ -5,7 +5,8 @@
  * @property {string} placeholder
  * @property {boolean} selection  Whether highlight-to-ask is on.
  * @property {string} contentSelector  The page's content roots, where a selection may be asked about.
- * @property {string[]} paths  Path prefixes where the widget shows; empty: everywhere.
+ * @property {string} baseUrl  The site's Docusaurus baseUrl ("/" or "/book/"): `paths` are after it.
+ * @property {string[]} paths  Path prefixes (after baseUrl) where the widget shows; empty: everywhere.
  * @property {boolean} showVersion  Show the index version in the panel footer.
  * @property {number} maxSelection  Longest selection sent, in characters.
  */
@@ -35,6 +36,7 @@ export function readConfig(script) {
     placeholder: data.placeholder || 'Ask a question about the book…',
     selection: data.selection !== 'false',
     contentSelector: data.contentSelector || DEFAULT_CONTENT_SELECTOR,
+    baseUrl: data.baseUrl || '/',
     paths: (data.paths || '')
       .split(',')
       .map((path) => path.trim())
@@ -50,9 +52,16 @@ function scriptOrigin(script) {
 }
 
 /**
- * @param {Config} config
+ * Whether the widget shows on a page: `paths` are prefixes after the site's baseUrl, as the
+ * plugin's option documents ("/docs/" on a site served at "/book/" means "/book/docs/…").
+ *
+ * @param {Pick<Config, 'baseUrl' | 'paths'>} config
  * @param {string} pathname
  */
 export function showsOn(config, pathname) {
-  return !config.paths.length || config.paths.some((prefix) => pathname.startsWith(prefix));
+  if (!config.paths.length) return true;
+  const base = config.baseUrl.replace(/\/+$/, '');
+  if (base && pathname !== base && !pathname.startsWith(`${base}/`)) return false;
+  const route = pathname.slice(base.length) || '/';
+  return config.paths.some((prefix) => route.startsWith(prefix));
 }

@@ -1,4 +1,5 @@
 /** The conversation: its turns, what each request carries, and which turn is streaming. */
+import { boundHistory, DEFAULT_LIMITS } from './limits.js';
 import { pageContext } from './page.js';
 import { Turn } from './turn.js';
 
@@ -15,8 +16,7 @@ import { Turn } from './turn.js';
  */
 
 const DEFAULT_SELECTION_QUESTION = 'Explain this passage.';
-const HISTORY_TURNS = 6;
-const HISTORY_TURN_CHARS = 4000;
+const HISTORY_TURNS = 6; // the widget's own cap; the server's (and its turn length) come from /api/config
 
 export class Conversation {
   /** @type {Turn[]} */
@@ -25,14 +25,18 @@ export class Conversation {
   #current = null;
   #apiUrl;
   #hooks;
+  /** @type {Promise<import('./limits.js').Limits>} */
+  #limits;
 
   /**
    * @param {string} apiUrl
    * @param {ConversationHooks} hooks
+   * @param {Promise<import('./limits.js').Limits>} [limits]  The API's, once known.
    */
-  constructor(apiUrl, hooks) {
+  constructor(apiUrl, hooks, limits = Promise.resolve(DEFAULT_LIMITS)) {
     this.#apiUrl = apiUrl;
     this.#hooks = hooks;
+    this.#limits = limits;
   }
 
   /**
@@ -42,10 +46,11 @@ export class Conversation {
    * @param {AskOptions} [options]
    * @returns {Promise<import('./turn.js').Status | 'empty'>}  How the answer ended.
    */
-  ask(question, { selection, scope } = {}) {
+  async ask(question, { selection, scope } = {}) {
     const text = question.trim() || (selection ? DEFAULT_SELECTION_QUESTION : '');
-    if (!text) return Promise.resolve('empty');
-    const turn = new Turn(this.#apiUrl, this.#request(text, selection, scope), selection, {
+    if (!text) return 'empty';
+    const limits = await this.#limits;
+    const turn = new Turn(this.#apiUrl, this.#request(text, selection, scope, limits), selection, {
       retry: (again) => this.#run(again),
       widen: (narrow, wider) =>
         this.ask(narrow.request.question, { selection: narrow.selection, scope: wider }),
@@ -85,26 +90,30 @@ export class Conversation {
    * @param {string} question
    * @param {Selection | undefined} selection
    * @param {string | undefined} scope
+   * @param {import('./limits.js').Limits} limits
    */
-  #request(question, selection, scope) {
+  #request(question, selection, scope, limits) {
     /** @type {Record<string, any>} */
     const body = { question, mode: selection ? 'selected_text' : 'normal', page: pageContext(selection) };
-    if (selection) body.selected_text = selection.text;
+    if (selection) body.selected_text = selection.text.slice(0, limits.max_selection_chars);
     if (scope) body.scope = scope;
-    const history = this.#history();
+    const history = this.#history(limits);
     if (history.length) body.history = history;
     return body;
   }
 
-  /** The last answered exchanges, as the API's `history`. */
-  #history() {
-    return this.#turns
+  /**
+   * The last answered exchanges, as the API's `history`, within its limits.
+   *
+   * @param {import('./limits.js').Limits} limits
+   */
+  #history(limits) {
+    const turns = this.#turns
       .filter((turn) => turn.status === 'done' && turn.markdown)
       .flatMap((turn) => [
         { role: 'user', content: turn.request.question },
         { role: 'assistant', content: turn.markdown },
-      ])
-      .slice(-HISTORY_TURNS)
-      .map((turn) => ({ ...turn, content: turn.content.slice(0, HISTORY_TURN_CHARS) }));
+      ]);
+    return boundHistory(turns, HISTORY_TURNS, limits);
   }
 }

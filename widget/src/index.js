@@ -7,6 +7,7 @@
 import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
+import { fetchLimits } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
 import { Panel } from './panel.js';
 import { Popover } from './popover.js';
@@ -37,7 +38,10 @@ function mount(config) {
   const host = h('div', { id: HOST_ID, 'data-state': 'idle' });
   const root = host.attachShadow({ mode: 'open' });
   applyStyles(root);
-  const conversation = new Conversation(config.apiUrl, {
+  const limits = fetchLimits(config.apiUrl); // before the first question needs them
+  const conversation = new Conversation(
+    config.apiUrl,
+    {
     add: (turn) => panel.add(turn.element),
     state: (state) => {
       host.dataset.state = state;
@@ -46,8 +50,10 @@ function mount(config) {
     meta: (meta) => {
       if (config.showVersion && meta.index_version) panel.showVersion(meta.index_version);
     },
-    update: () => panel.follow(),
-  });
+      update: () => panel.follow(),
+    },
+    limits,
+  );
   const panel = new Panel(root, config, {
     submit: (question, selection) => conversation.ask(question, { selection }),
     stop: () => conversation.stop(),

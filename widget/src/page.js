@@ -1,6 +1,7 @@
 /** What the widget reads from the host page: where the reader is, and what they selected. */
 
 const SELECTION_DEBOUNCE_MS = 150;
+const NAVIGATE_EVENT = 'bookwise:navigate'; // dispatched by docusaurus-plugin-bookwise's client module
 const HEADINGS = 'h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]';
 
 /**
@@ -106,7 +107,8 @@ function currentSelection({ contentSelector, maxSelection }) {
 
 /**
  * Call `onChange` when the page's path changes. Single-page apps change it with pushState, which
- * fires no event, and mostly on a click; so the path is compared after each click and on popstate.
+ * fires no event, and mostly on a click; so the path is compared after each click, on popstate and
+ * on the plugin's `bookwise:navigate` event.
  *
  * @param {(pathname: string) => void} onChange
  * @returns {() => void}  Stops watching.
@@ -120,9 +122,13 @@ export function watchRoute(onChange) {
   };
   const afterClick = () => setTimeout(check);
   window.addEventListener('popstate', check);
+  // The Docusaurus plugin's client module reports every client-side route change, including those
+  // no click made (a search result opened with the keyboard, a redirect in the site's own code).
+  window.addEventListener(NAVIGATE_EVENT, check);
   document.addEventListener('click', afterClick);
   return () => {
     window.removeEventListener('popstate', check);
+    window.removeEventListener(NAVIGATE_EVENT, check);
     document.removeEventListener('click', afterClick);
   };
 }

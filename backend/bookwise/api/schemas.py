@@ -1,5 +1,6 @@
 """Request bodies. Closed enums, no unknown fields, bounded sizes: the API accepts only what the
-widget sends. Limits that are settings are checked in ``chat_request`` against the one Settings.
+widget sends. The rules on content (lengths, ``top_k``, filters, scope) are ``bookwise.validation``'s,
+shared with the CLI and the Retriever.
 
 Every string of every body (values and keys, however nested) must be text a reader can type: no
 lone surrogates and no control characters but tab and line breaks. JSON delivers both: an escaped
@@ -16,13 +17,13 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from bookwise.errors import InvalidRequestError
+from bookwise import validation
 from bookwise.generation.answer import ChatRequest, Page
 from bookwise.generation.prompts import Turn
-from bookwise.settings import Settings
+from bookwise.validation import RequestLimits
 
 ShortText = Annotated[str, StringConstraints(max_length=200)]
 FilterValue = ShortText | Annotated[list[ShortText], Field(max_length=50)]
@@ -97,13 +98,13 @@ class ChatBody(Body):
     page: PageBody | None = None
     history: list[TurnBody] = Field(default_factory=list)
     filters: Filters | None = None
-    top_k: int | None = Field(None, ge=1)
+    top_k: StrictInt | None = Field(None, ge=1)  # never coerced: "5" and true are refused
 
 
 class SearchBody(Body):
     query: str
     filters: Filters | None = None
-    top_k: int | None = Field(None, ge=1)
+    top_k: StrictInt | None = Field(None, ge=1)  # never coerced: "5" and true are refused
 
 
 class FeedbackBody(Body):
@@ -115,30 +116,18 @@ class FeedbackBody(Body):
     comment: Annotated[str, StringConstraints(max_length=2000)] = ""
 
 
-def _limit(name: str, value: str, most: int) -> None:
-    if len(value) > most:
-        raise InvalidRequestError(f"{name} is too long: {len(value)} characters, at most {most}")
-
-
-def check_question(question: str, settings: Settings) -> None:
-    if not question.strip():
-        raise InvalidRequestError("question is empty")
-    _limit("question", question, settings.max_question_chars)
-
-
-def chat_request(body: ChatBody, settings: Settings, request_id: str) -> ChatRequest:
-    check_question(body.question, settings)
-    _limit("selected_text", body.selected_text or "", settings.max_selection_chars)
-    if len(body.history) > settings.max_history_turns:
-        raise InvalidRequestError(
-            f"history has {len(body.history)} turns, at most {settings.max_history_turns}"
-        )
-    for turn in body.history:
-        _limit("a history turn", turn.content, settings.max_history_chars)
-    if body.mode == "normal" and (body.scope not in (None, "book") or body.selected_text):
-        raise InvalidRequestError("normal mode takes no selected_text or scope; use mode selected_text")
-    if body.top_k is not None and body.top_k > settings.retrieval_max_top_k:
-        raise InvalidRequestError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
+def chat_request(body: ChatBody, limits: RequestLimits, request_id: str) -> ChatRequest:
+    """The request the Answerer runs, once the shared rules (``bookwise.validation``) pass."""
+    validation.chat(
+        asked=body.question,
+        mode=body.mode,
+        scope=body.scope,
+        selected_text=body.selected_text or "",
+        history=[turn.content for turn in body.history],
+        top=body.top_k,
+        wanted=body.filters,
+        limits=limits,
+    )
     page = body.page
     return ChatRequest(
         question=body.question,

@@ -51,9 +51,11 @@ class _GuardedH11Protocol(H11Protocol):
     per_client: ClassVar[int] = 64
     trusted: ClassVar[list[Network]] = []
     open_per_client: ClassVar[Counter[str]] = Counter()
+    max_head_bytes: ClassVar[int] = 16_384
 
     _deadline: asyncio.TimerHandle | None = None
     _counted: str | None = None
+    _head_bytes = 0  # of the request head being received
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -67,9 +69,25 @@ class _GuardedH11Protocol(H11Protocol):
         self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self._head_too_large(data):
+            self.send_400_response("request head too large")
+            return
         super().data_received(data)
         if self.conn.their_state not in _WAITING:  # the request is complete: its answer may take long
             self._disarm()
+
+    def _head_too_large(self, data: bytes) -> bool:
+        """h11 bounds only an incomplete head: 3,000 headers arriving in one read passed whole. So the
+        head's bytes are counted here, across reads, up to its blank line."""
+        if self.conn.their_state is not h11.IDLE:
+            self._head_bytes = 0
+            return False
+        end = data.find(b"\r\n\r\n")
+        self._head_bytes += len(data) if end < 0 else end + 4
+        too_large = self._head_bytes > self.max_head_bytes
+        if end >= 0:
+            self._head_bytes = 0  # the next request's head starts after this one
+        return too_large
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -136,6 +154,7 @@ def protocol_class(settings: Settings) -> type[H11Protocol]:
         "per_client": settings.http_max_connections_per_client,
         "trusted": parse_networks(settings.trusted_proxies),
         "open_per_client": Counter(),
+        "max_head_bytes": settings.http_max_header_bytes,
     }
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), limits)
 

@@ -1,9 +1,9 @@
 """One answer, in two phases: ``prepare`` (everything that can fail or be refused) and ``stream``.
 
-``prepare`` validates, rewrites a follow-up, retrieves (or locates a selection) and plans the
-answer; any error it raises is returned before a stream opens. ``stream`` yields the events:
-``meta``, ``sources``, ``token``…, then exactly one of ``done`` or ``error``. The API and
-``bookwise ask`` both run this code.
+``prepare`` validates (``bookwise.validation``: the rules the API and the CLI share), rewrites a
+follow-up, retrieves (or locates a selection) and plans the answer; any error it raises is returned
+before a stream opens. ``stream`` yields the events: ``meta``, ``sources``, ``token``…, then exactly
+one of ``done`` or ``error``. The API and ``bookwise ask`` both run this code.
 
 Plans: ``llm`` (the model answers from the sources or the selection), ``extractive`` (no model:
 the book's own passages, quoted whole), ``not_covered`` (the book judged silent: say so and
@@ -18,12 +18,13 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import anyio
 
-from bookwise.errors import BookwiseError, QueryError, RetrievalTimeoutError
+from bookwise import validation
+from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
@@ -42,10 +43,12 @@ from bookwise.generation.selection import selection_source
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
+from bookwise.validation import RequestLimits
 
 Mode = Literal["normal", "selected_text"]
 Scope = Literal["selection", "section", "book"]
 Plan = Literal["llm", "extractive", "not_covered"]
+AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
@@ -96,7 +99,14 @@ class Prepared:
     started: float
     located: bool = False
     passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
-    outcome: dict[str, Any] = field(default_factory=dict)  # filled by ``stream``: for logs
+
+
+@dataclass(frozen=True)
+class Written:
+    """An answer written without a model, with its kind decided where its text is chosen."""
+
+    text: str
+    kind: AnswerKind
 
 
 def encodable(value: Any) -> Any:
@@ -143,6 +153,7 @@ def not_covered_answer(sources: Sequence[SectionResult]) -> str:
 class Answerer:
     def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
         self.settings = settings
+        self.limits = RequestLimits.from_settings(settings)
         self.retriever = retriever
         self.llm = llm
 
@@ -151,13 +162,19 @@ class Answerer:
     async def prepare(self, request: ChatRequest) -> Prepared:
         started = time.monotonic()
         request = _valid_request(request)
+        validation.chat(
+            asked=request.question,
+            mode=request.mode,
+            scope=request.scope,
+            selected_text=request.selected_text,
+            history=[turn.content for turn in request.history],
+            top=request.top_k,
+            wanted=request.filters,
+            limits=self.limits,
+        )
         question = " ".join(request.question.split())
-        if not question:
-            raise QueryError("the question is empty")
         scope = request.effective_scope
         selection = request.selected_text.strip()
-        if scope != "book" and not selection:
-            raise QueryError("selected_text mode needs the selected text")
         if scope == "book" and selection:
             # Widened from a selection: the reader's question is searched; the selection only fills
             # in a question that names no topic of its own ("what does this mean?").
@@ -237,7 +254,9 @@ class Answerer:
             page_url = request.page.url if request.page else "/"
             return [selection_source(selection, located, page_url)], True
         if located is None:
-            raise QueryError("the selection's section is not in the index; ask about the whole book instead")
+            raise InvalidRequestError(
+                "the selection's section is not in the index; ask about the whole book instead"
+            )
         return [located], True
 
     def _messages(
@@ -279,16 +298,15 @@ class Answerer:
         library caller becomes U+FFFD), so no event can fail to encode in the stream writer; any
         exception but cancellation becomes the one ``error`` event.
         """
-        prepared.outcome = {"outcome": "client_disconnected"}  # until it ends otherwise
         try:
             async for event in self._events(prepared):
                 yield Event(event.name, encodable(event.data))
         except BookwiseError as error:
-            prepared.outcome = {"outcome": error.code}
+            # The event carries the code's public message; the detail is the operator's, in the log.
+            _log.warning("answer_failed", extra={"fields": {"code": error.code, "detail": error.message}})
             yield self._error(prepared, error)
         except Exception as error:  # a bug must not leave a reader waiting for an end that never comes
             _log.error("answer stream failed", exc_info=error)
-            prepared.outcome = {"outcome": "internal_error"}
             yield self._error(prepared, BookwiseError("internal error while answering; try again"))
 
     @staticmethod
@@ -302,8 +320,9 @@ class Answerer:
         citations = CitationFilter(len(prepared.sources))
         answer: list[str] = []
         completion = Completion()
+        written = None if prepared.plan == "llm" else self.written(prepared)
         first_token_ms: float | None = None
-        async for delta in self._deltas(prepared, completion):
+        async for delta in self._deltas(prepared, completion, written):
             shown = citations.feed(delta)
             if shown:
                 if first_token_ms is None:
@@ -315,49 +334,59 @@ class Answerer:
             answer.append(tail)
             yield Event("token", {"text": tail})
         text = "".join(answer)
-        done = self._done(prepared, text, citations, completion, first_token_ms)
-        prepared.outcome = {"outcome": "done", **done}
-        yield Event("done", done)
+        kind = written.kind if written is not None else self._generated_kind(prepared, text, citations)
+        yield Event("done", self._done(prepared, kind, text, citations, completion, first_token_ms))
 
-    async def _deltas(self, prepared: Prepared, completion: Completion) -> AsyncIterator[str]:
-        question = " ".join(prepared.request.question.split())
-        if prepared.plan == "llm":
+    @staticmethod
+    def written(prepared: Prepared) -> Written:
+        """The answer of a plan without a model (``not_covered``, ``extractive``) and its kind."""
+        if prepared.plan == "not_covered":
+            return Written(not_covered_answer(prepared.sources), "not_covered")
+        if prepared.request.effective_scope == "selection":
+            question = " ".join(prepared.request.question.split())
+            quoted = selection_answer(question, prepared.sources[0])
+            return Written(quoted, "extractive") if quoted else Written(NOT_IN_SELECTION, "not_in_selection")
+        assert prepared.passages is not None
+        if not prepared.passages.quoted:
+            return Written(passage_answer([]), "not_covered")
+        return Written(passage_answer(prepared.passages.quoted), "extractive")
+
+    @staticmethod
+    def _generated_kind(prepared: Prepared, text: str, citations: CitationFilter) -> AnswerKind:
+        """A model's answer declined when it cites nothing (``outcome.declines``: what it did, not
+        its wording)."""
+        if not declines(text, list(citations.used), prepared.sources):
+            return "generated"
+        return "not_in_selection" if prepared.request.effective_scope == "selection" else "not_covered"
+
+    async def _deltas(
+        self, prepared: Prepared, completion: Completion, written: Written | None
+    ) -> AsyncIterator[str]:
+        if written is None:
             assert self.llm is not None
             async for delta in self.llm.stream(prepared.messages, completion):
                 yield delta
             return
-        if prepared.plan == "not_covered":
-            text = not_covered_answer(prepared.sources)
-        elif prepared.request.effective_scope == "selection":
-            text = selection_answer(question, prepared.sources[0]) or NOT_IN_SELECTION
-        else:
-            assert prepared.passages is not None
-            text = passage_answer(prepared.passages.quoted)
         completion.finish_reason = "stop"
-        for piece in _pieces(text):
+        for piece in _pieces(written.text):
             yield piece
 
     def _done(
         self,
         prepared: Prepared,
+        kind: AnswerKind,
         text: str,
         citations: CitationFilter,
         completion: Completion,
         first_token_ms: float | None,
     ) -> dict[str, Any]:
         scope = prepared.request.effective_scope
-        kind = {"llm": "generated", "extractive": "extractive", "not_covered": "not_covered"}[prepared.plan]
-        used = list(citations.used)
+        used = [] if kind in ("not_covered", "not_in_selection") else list(citations.used)
         widen: dict[str, str] | None = None
-        declined = prepared.plan == "llm" and declines(text, used, prepared.sources)
-        if scope == "selection":
-            if declined or (prepared.plan == "extractive" and not used):
-                kind, used = "not_in_selection", []
-                widen = self._widen_from_selection(prepared)
-            elif prepared.plan == "extractive" and is_generic_ask(prepared.request.question):
-                widen = self._widen_from_selection(prepared)  # a model would explain; the section may
-        elif declined:
-            kind, used = "not_covered", []
+        if kind == "not_in_selection":
+            widen = self._widen_from_selection(prepared)
+        elif scope == "selection" and kind == "extractive" and is_generic_ask(prepared.request.question):
+            widen = self._widen_from_selection(prepared)  # a model would explain; the section may
         if scope == "section" and (kind == "not_covered" or not used):
             widen = {"scope": "book", "label": "Ask the whole book"}
         # An extractive answer is made of its quotes: a citations block would repeat them.

@@ -64,6 +64,7 @@ def sync_index(
     live = store.live_manifest()
     if live is not None and not reindex:
         live.check_model(embedder.model_id, embedder.dim)
+        live.check_compatible(CHUNKER_VERSION, BM25_SCHEME)
     previous = live.chunks if live is not None and not reindex else {}
     now = datetime.now(UTC)
     now_text = now.isoformat(timespec="seconds")
@@ -122,6 +123,7 @@ def sync_index(
         created_at=now_text,
         docs_commit=docs_commit,
         site=site_info or {},
+        points=len(chunks),
     )
     sparse = Bm25Encoder()
 

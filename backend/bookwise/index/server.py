@@ -154,6 +154,8 @@ class QdrantServerStore:
                     manifest.chunks[str(record.id)] = [p["content_hash"], p["payload_hash"], p["ingested_at"]]
                 if offset is None:
                     break
+        elif not manifest.points:  # written before manifests carried their count: ask the server
+            manifest.points = self.client.count(collection, exact=True).count
         return manifest
 
     def pointer_ok(self) -> bool:

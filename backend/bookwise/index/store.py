@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from bookwise.errors import ModelMismatchError
+from bookwise.errors import IndexIncompatibleError, ModelMismatchError
 from bookwise.index.sparse import SparseVector
 
 DENSE = "dense"
@@ -84,8 +84,9 @@ class IndexManifest:
     created_at: str
     docs_commit: str | None = None
     site: dict[str, Any] = field(default_factory=dict)
-    # chunk id → [content_hash, payload_hash, ingested_at]
+    # chunk id → [content_hash, payload_hash, ingested_at]; a Qdrant server's reader leaves it empty
     chunks: dict[str, list[str]] = field(default_factory=dict)
+    points: int = 0  # chunks in the generation, written at ingest: the descriptor's own count
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -96,7 +97,24 @@ class IndexManifest:
         return cls(**known)
 
     def summary(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "chunks"} | {"points": len(self.chunks)}
+        points = self.points or len(self.chunks)  # a manifest written before ``points`` existed
+        return {k: v for k, v in asdict(self).items() if k != "chunks"} | {"points": points}
+
+    def check_compatible(self, chunker_version: str, bm25_scheme: str) -> None:
+        """Chunks cut or BM25-encoded another way must not be mixed with (or queried as) these."""
+        changed = [
+            f"{name} {built!r} (this Bookwise: {current!r})"
+            for name, built, current in (
+                ("chunker version", self.chunker_version, chunker_version),
+                ("BM25 scheme", self.bm25_scheme, bm25_scheme),
+            )
+            if built != current
+        ]
+        if changed:
+            raise IndexIncompatibleError(
+                f"the index generation {self.generation} was built with {' and '.join(changed)}; "
+                "rebuild it with `bookwise ingest --reindex`"
+            )
 
     def check_model(self, model_id: str, dim: int) -> None:
         if self.embed_model != model_id or (dim and self.dim != dim):

@@ -93,6 +93,8 @@ def parse_front_matter(text: str, display_path: str) -> SourceFile:
     return SourceFile(display_path, text, metadata, match.end())
 
 
+MAX_SIDEBAR_POSITION = 2**53  # integers a float (and JSON readers) hold exactly
+
 # Fields Bookwise turns into text: a list or mapping here would be stringified into the index.
 TEXT_FIELDS = ("title", "slug", "id", "sidebar_label", "description", "module", "chapter", "content_type")
 
@@ -117,6 +119,11 @@ def check_front_matter(metadata: dict[str, Any], yaml_text: str, display_path: s
         fail("sidebar_position", "must be a number, not a list or mapping")
     if isinstance(position, float) and not math.isfinite(position):
         fail("sidebar_position", f"must be a finite number, not {position}")
+    if isinstance(position, int) and abs(position) > MAX_SIDEBAR_POSITION:
+        # 10**400 overflowed float() with a traceback; the payload and Qdrant want 64-bit numbers anyway.
+        fail(
+            "sidebar_position", f"must be a number between -{MAX_SIDEBAR_POSITION} and {MAX_SIDEBAR_POSITION}"
+        )
     tags = metadata.get("tags")
     if isinstance(tags, list):
         for tag in tags:

@@ -21,12 +21,14 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.to_thread
 
-from bookwise.errors import EmbeddingError, QueryError
+from bookwise import validation
+from bookwise.errors import EmbeddingError, InvalidRequestError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
-from bookwise.index.sparse import Bm25Encoder, SparseVector
+from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder, SparseVector
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
+from bookwise.ingest.pipeline import CHUNKER_VERSION
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import EmbeddingCache
@@ -47,7 +49,6 @@ from bookwise.settings import Settings
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
-FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 
 
 @dataclass
@@ -56,21 +57,6 @@ class _Candidate:
     score: float
     payload: dict[str, Any]  # the best chunk's
     hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
-
-
-def validate_filters(filters: Mapping[str, Sequence[str] | str] | None) -> Filters | None:
-    """Known fields only; a single value may be given as a string."""
-    if not filters:
-        return None
-    unknown = sorted(set(filters) - set(FILTER_FIELDS))
-    if unknown:
-        raise QueryError(f"unknown filter field(s) {unknown}; allowed: {', '.join(FILTER_FIELDS)}")
-    clean = {
-        field: [values] if isinstance(values, str) else [str(v) for v in values]
-        for field, values in filters.items()
-        if values
-    }
-    return clean or None
 
 
 def page_paths(page_url: str) -> list[str]:
@@ -109,6 +95,7 @@ class Retriever:
     ) -> None:
         """``embedder_for(model)`` loads the embedder a newer index generation names, if allowed."""
         self.settings = settings
+        self._limits = validation.RequestLimits.from_settings(settings)
         self._reader = reader
         self._store = store  # owned when opened by ``open``
         self._embedder = embedder
@@ -126,7 +113,7 @@ class Retriever:
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._warm = False
-        self._check_model()
+        self._check_generation()
 
     @classmethod
     def open(cls, settings: Settings) -> Retriever:
@@ -164,7 +151,7 @@ class Retriever:
             "created_at": summary.get("created_at"),
         }
 
-    def _check_model(self) -> None:
+    def _check_generation(self) -> None:
         manifest = self._reader.manifest
         if manifest.generation == self._checked_generation:
             return
@@ -173,6 +160,8 @@ class Retriever:
             self._embedder = self._embedder_for(manifest.embed_model)  # e.g. re-adapted to the site
             self._passage_vectors.clear()
         manifest.check_model(self._embedder.model_id, self._embedder.dim)
+        # Queries are BM25-encoded here, and sections assembled from chunks as this version cuts them.
+        manifest.check_compatible(CHUNKER_VERSION, BM25_SCHEME)
         self._checked_generation = manifest.generation
 
     def _maybe_refresh(self, *, force: bool = False) -> None:
@@ -183,7 +172,7 @@ class Retriever:
             if force or now - self._refreshed_at >= self.settings.index_refresh_s:
                 self._reader.refresh()
                 self._refreshed_at = now
-        self._check_model()
+        self._check_generation()
 
     def search(
         self,
@@ -192,14 +181,8 @@ class Retriever:
         top_k: int | None = None,
         filters: Mapping[str, Sequence[str] | str] | None = None,
     ) -> RetrievalResult:
-        query = " ".join(query.split())
-        if not query:
-            raise QueryError("the query is empty")
-        settings = self.settings
-        top_k = settings.retrieval_top_k if top_k is None else top_k
-        if not 1 <= top_k <= settings.retrieval_max_top_k:
-            raise QueryError(f"top_k must be between 1 and {settings.retrieval_max_top_k}")
-        return self._run(query, top_k, validate_filters(filters))
+        query, top_k, clean = validation.retrieval(query, top_k, filters, self._limits)
+        return self._run(query, top_k, clean)
 
     def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         """The section of the reader's page that holds a selected passage: the selection's citation.
@@ -268,9 +251,12 @@ class Retriever:
         try:
             return self._queries.embed(query), self._sparse.query(query)
         except UnicodeError as error:  # the API refuses such text; the CLI or a library caller may not
-            raise QueryError("the query is not valid Unicode text (a lone surrogate?)") from error
+            raise InvalidRequestError("the query is not valid Unicode text (a lone surrogate?)") from error
         except Exception as error:
-            raise EmbeddingError(f"the query could not be embedded ({type(error).__name__})") from error
+            # The operator's detail; users are shown EmbeddingError's fixed public message.
+            raise EmbeddingError(
+                f"the query could not be embedded ({type(error).__name__}: {error})"
+            ) from error
 
     async def asearch(
         self,

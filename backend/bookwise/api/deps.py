@@ -1,0 +1,35 @@
+"""FastAPI dependencies: the app's shared services and the request's own id and client."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from bookwise.api.services import Services
+from bookwise.retrieval.retriever import Retriever
+
+
+def services(request: Request) -> Services:
+    found: Services = request.app.state.services
+    return found
+
+
+def request_id(request: Request) -> str:
+    """Set by the Guard (the client's ``X-Request-ID`` when well formed, else a new one)."""
+    return str(getattr(request.state, "request_id", ""))
+
+
+def client(request: Request) -> str:
+    """The client's address as the Guard decided it (trusted proxies' ``X-Forwarded-For``)."""
+    return str(request.state.client_ip)
+
+
+async def retriever(shared: Annotated[Services, Depends(services)]) -> Retriever:
+    return await shared.index.get()
+
+
+ServicesDep = Annotated[Services, Depends(services)]
+RequestId = Annotated[str, Depends(request_id)]
+Client = Annotated[str, Depends(client)]
+RetrieverDep = Annotated[Retriever, Depends(retriever)]

@@ -1,0 +1,63 @@
+/**
+ * The limits the API enforces on a request, read from the API itself (`GET /api/config`) so that
+ * an operator who lowers one (BOOKWISE_MAX_HISTORY_CHARS…) does not make every widget request fail.
+ */
+
+/**
+ * @typedef {object} Limits
+ * @property {number} max_question_chars
+ * @property {number} max_selection_chars
+ * @property {number} max_history_turns
+ * @property {number} max_history_chars
+ */
+
+const CONFIG_TIMEOUT_MS = 5000;
+
+/** The server's defaults: used until (or if never) its own limits are known. */
+export const DEFAULT_LIMITS = Object.freeze({
+  max_question_chars: 2000,
+  max_selection_chars: 4000,
+  max_history_turns: 10,
+  max_history_chars: 4000,
+});
+
+/**
+ * The API's limits; the defaults when it cannot tell (an older server, a network error).
+ *
+ * @param {string} apiUrl
+ * @param {typeof fetch} [get]
+ * @returns {Promise<Limits>}
+ */
+export async function fetchLimits(apiUrl, get = fetch) {
+  try {
+    const signal = AbortSignal.timeout(CONFIG_TIMEOUT_MS);
+    const response = await get(`${apiUrl}/api/config`, { credentials: 'omit', signal });
+    const served = response.ok ? (await response.json())?.limits : null;
+    /** @type {Record<string, number>} */
+    const limits = { ...DEFAULT_LIMITS };
+    for (const name of Object.keys(DEFAULT_LIMITS)) {
+      const value = served?.[name];
+      if (Number.isInteger(value) && value >= 0) limits[name] = value;
+    }
+    return /** @type {Limits} */ (limits);
+  } catch {
+    return DEFAULT_LIMITS;
+  }
+}
+
+/**
+ * The last `most` turns of a history, each cut to the server's longest turn.
+ *
+ * @template {{ content: string }} T
+ * @param {T[]} turns
+ * @param {number} most  The widget's own cap (fewer turns keep requests small).
+ * @param {Limits} limits
+ * @returns {T[]}
+ */
+export function boundHistory(turns, most, limits) {
+  const kept = Math.min(most, limits.max_history_turns);
+  return (kept > 0 ? turns.slice(-kept) : []).map((turn) => ({
+    ...turn,
+    content: turn.content.slice(0, limits.max_history_chars),
+  }));
+}

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import { readConfig, showsOn } from '../src/config.js';
+
+/** A script tag's dataset, as the Docusaurus plugin writes it. */
+const script = (/** @type {Record<string, string>} */ data) =>
+  /** @type {HTMLScriptElement} */ (/** @type {unknown} */ ({ dataset: { apiUrl: 'https://ask.example.org', ...data } }));
+
+test('paths are after the baseUrl: a site at /book/ shows the widget on /book/docs/… (it never showed)', () => {
+  const config = readConfig(script({ paths: '/docs/', baseUrl: '/book/' }));
+  assert.equal(config.baseUrl, '/book/');
+  assert.equal(showsOn(config, '/book/docs/intro'), true);
+  assert.equal(showsOn(config, '/book/docs/'), true);
+  assert.equal(showsOn(config, '/book/blog/post'), false);
+  assert.equal(showsOn(config, '/docs/intro'), false); // outside the site
+  assert.equal(showsOn(config, '/bookshelf/docs/intro'), false); // a sibling path is not the base
+});
+
+test('a site at the root, and no paths at all', () => {
+  const root = readConfig(script({ paths: '/docs/, /guides' }));
+  assert.equal(root.baseUrl, '/');
+  assert.deepEqual(root.paths, ['/docs/', '/guides']);
+  assert.equal(showsOn(root, '/docs/a'), true);
+  assert.equal(showsOn(root, '/guides/b'), true);
+  assert.equal(showsOn(root, '/blog'), false);
+  assert.equal(showsOn(readConfig(script({ baseUrl: '/book/' })), '/anything'), true);
+});
+
+test('a paths entry of "/" covers the whole site under its baseUrl', () => {
+  const config = readConfig(script({ paths: '/', baseUrl: '/book' }));
+  assert.equal(showsOn(config, '/book'), true);
+  assert.equal(showsOn(config, '/book/x'), true);
+  assert.equal(showsOn(config, '/other'), false);
+});

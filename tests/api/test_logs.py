@@ -15,7 +15,7 @@ import httpx
 from bookwise.api.app import create_app
 from bookwise.api.routes.chat import answer_events
 from bookwise.api.server import uvicorn_options
-from bookwise.generation.answer import Answerer, ChatRequest, Event, Prepared
+from bookwise.generation.answer import ChatRequest, Event, Prepared
 from bookwise.generation.followup import SearchQuery
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
@@ -89,14 +89,14 @@ def test_chat_log_says_what_the_reader_was_sent_not_what_the_stream_decided(log_
     request = ChatRequest("q", request_id="r-000001")
 
     async def cut_while_sending_done() -> None:
-        events = answer_events(cast(Answerer, Decided()), _prepared(request), request)
+        events = answer_events(Decided().stream(_prepared(request)), _prepared(request), request)
         async for sent in events:
             if sent.event == "done":  # the server is sending it when the reader goes: never resumed
                 await events.aclose()
                 break
 
     async def sent_in_full() -> None:
-        async for _ in answer_events(cast(Answerer, Decided()), _prepared(request), request):
+        async for _ in answer_events(Decided().stream(_prepared(request)), _prepared(request), request):
             pass
 
     anyio.run(cut_while_sending_done)

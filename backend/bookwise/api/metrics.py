@@ -374,12 +374,24 @@ def _route(scope: Scope) -> str:
     route = scope.get("route")
     if route is None:
         app = scope.get("app")
-        for candidate in getattr(getattr(app, "router", None), "routes", ()):
-            match, _ = candidate.matches({**scope, "type": "http"})
-            if match is not Match.NONE:
-                route = candidate
-                break
+        route = _matching(getattr(getattr(app, "router", None), "routes", ()), {**scope, "type": "http"})
     return str(getattr(route, "path", "unmatched"))
+
+
+def _matching(routes: Any, scope: Scope) -> Any:
+    """The route among ``routes`` that ``scope`` is for, looking into included routers (FastAPI wraps
+    each ``include_router`` in a router of its own, which has no path)."""
+    for candidate in routes:
+        match, _ = candidate.matches(scope)
+        if match is Match.NONE:
+            continue
+        included = getattr(candidate, "original_router", None)
+        if included is None:
+            return candidate
+        found = _matching(included.routes, scope)
+        if found is not None:
+            return found
+    return None
 
 
 class _MetricsMiddleware:

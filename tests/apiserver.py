@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,6 +87,22 @@ def running_api(settings: Settings) -> Iterator[str]:
     """The API as `bookwise serve` runs it: same protocol, limits and timeouts (from `settings`)."""
     with serve_in_thread(create_app(settings), **uvicorn_options(settings)) as url:
         yield url
+
+
+def wait_until_serving(
+    url: str, process: subprocess.Popen[Any], *, path: str = "/api/ready", within_s: float = 60
+) -> None:
+    """Return once a `bookwise serve` subprocess answers ``path`` with 200; fail if it exits or is late."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            if httpx.get(f"{url}{path}", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert process.poll() is None, "bookwise serve exited"
+        assert time.monotonic() < deadline, "bookwise serve did not start"
+        time.sleep(0.1)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import bookwise
-from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api
+from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api, wait_until_serving
 from bookwise.api import metrics as metrics_module
 from bookwise.api.app import create_app
 from bookwise.api.metrics import start_metrics_listener
@@ -274,17 +274,8 @@ def serving(root: Path, env: dict[str, str], count: int = 1) -> Iterator[list[Se
         process = subprocess.Popen(command, env=env, cwd=root, stdout=DEVNULL, stderr=DEVNULL, text=True)
         servers.append((f"http://127.0.0.1:{port}", process))
     try:
-        deadline = time.monotonic() + 60
         for url, process in servers:
-            while True:
-                try:
-                    if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, "bookwise serve exited"
-                assert time.monotonic() < deadline, "bookwise serve did not start"
-                time.sleep(0.1)
+            wait_until_serving(url, process, path="/api/health")
         yield servers
     finally:
         for _, process in servers:

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 import bookwise
-from apiserver import build_book
+from apiserver import build_book, wait_until_serving
 from bookwise.api.limits import RateLimiter
 from bookwise.errors import RateLimitedError
 from redisserver import RedisServer, running_redis
@@ -141,16 +141,8 @@ def serving(root: Path, redis_url: str, count: int) -> Iterator[list[tuple[str, 
                     )
                 )
             served.append((f"http://{HOST}:{port}", log))
-        deadline = time.monotonic() + 60
         for process, (url, _) in zip(processes, served, strict=True):
-            while True:
-                try:
-                    if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None and time.monotonic() < deadline, "bookwise serve did not start"
-                time.sleep(0.1)
+            wait_until_serving(url, process)
         yield served
     finally:
         for process in processes:

@@ -7,12 +7,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
-from apiserver import build_book
+from apiserver import build_book, wait_until_serving
 from fakellm import running_fake_llm
 from servers import closed_port_url
 
@@ -41,15 +40,7 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "bookwise serve did not start"
-            time.sleep(0.2)
+        wait_until_serving(url, process)
         response = httpx.post(
             f"{url}/api/chat",
             json={"question": "What do quokkas eat?"},

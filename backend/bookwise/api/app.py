@@ -71,6 +71,8 @@ class _State:
                 self.open_error = error
                 raise
             self.retriever, self.open_error, self.owns_retriever = retriever, None, True
+            # Every worker process follows a re-ingest on its own, busy or idle.
+            threading.Thread(target=retriever.watch_index, args=(self.closing,), daemon=True).start()
             if self.llm is None:  # extractive answers rank the book's passages: embed them once, now
                 self.prefill = threading.Thread(target=self._prefill, args=(retriever,), daemon=True)
                 self.prefill.start()

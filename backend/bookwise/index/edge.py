@@ -499,7 +499,7 @@ class EdgeReader:
                     return found
 
     def close(self) -> None:
-        with self._lock:
+        with self._refreshing, self._lock:  # a refresh under way would open a shard after this
             loaded, self._live = self._live, None
             if loaded is not None:
                 loaded.retired = True

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.to_thread
 
-from bookwise.errors import EmbeddingError, QueryError
+from bookwise.errors import BookwiseError, EmbeddingError, QueryError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
@@ -47,6 +47,7 @@ from bookwise.settings import Settings
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
+WATCH_MIN_S = 0.2  # the index watcher's shortest period (BOOKWISE_INDEX_REFRESH_S may be 0)
 FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 
 
@@ -184,6 +185,16 @@ class Retriever:
                 self._reader.refresh()
                 self._refreshed_at = now
         self._check_model()
+
+    def watch_index(self, stop: threading.Event) -> None:
+        """Follow re-ingests on a timer as well as on queries, until ``stop``: an idle API worker
+        moves to a new generation as soon as a busy one does, and lets go of the old one (which
+        the next ingest may then prune)."""
+        while not stop.wait(max(self.settings.index_refresh_s, WATCH_MIN_S)):
+            try:
+                self._maybe_refresh()
+            except BookwiseError:
+                pass  # the reader keeps its loaded generation; a query reports the fault
 
     def search(
         self,

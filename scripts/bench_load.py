@@ -87,8 +87,12 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
     try:
         async with client.stream("POST", f"{url}/api/chat", json={"question": question}) as response:
             if response.status_code != 200:
-                await response.aread()
-                wave.error(f"http_{response.status_code}")
+                body = await response.aread()
+                try:
+                    code = json.loads(body)["error"]["code"]
+                except (ValueError, KeyError, TypeError):
+                    code = "not_json"  # uvicorn's own plain-text 503 beyond the connection cap
+                wave.error(f"http_{response.status_code}_{code}")
                 return
             async for line in response.aiter_lines():
                 if line.startswith("data:") and event == "meta":
@@ -245,10 +249,12 @@ def main() -> None:
         # Every bench client is 127.0.0.1: per-client limits would measure the limiter, not the server.
         "BOOKWISE_RATE_LIMIT_PER_MINUTE": "1000000",
         "BOOKWISE_MAX_STREAMS_PER_CLIENT": "100000",
+        "BOOKWISE_HTTP_MAX_CONNECTIONS_PER_CLIENT": "100000",
     }
     if not args.extractive:
         env |= {"BOOKWISE_LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "BOOKWISE_LLM_MODEL": "fake"}
     results = []
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     try:
         wait_until_up(f"http://127.0.0.1:{llm_port}/v1/models", llm)
         for workers in (int(n) for n in args.workers.split(",")):
@@ -285,6 +291,7 @@ def run_server(
             )
             wave.workers = workers
             results.append(summary(wave))
+            results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
             if not args.json:
                 print_row(results[-1])
     finally:
@@ -302,7 +309,7 @@ def print_row(r: dict[str, Any]) -> None:
         f"{r['error_kinds'] or ''}  sources p50 {ms('sources_p50_ms')} / p95 {ms('sources_p95_ms')} ms  "
         f"first token p50 {ms('first_token_p50_ms')} / p95 {ms('first_token_p95_ms')} ms  "
         f"server retrieval p50 {ms('server_retrieval_p50_ms')} / p95 {ms('server_retrieval_p95_ms')} ms  "
-        f"{r['answers_per_s']} answers/s  {r['answer_modes']}",
+        f"{r['answers_per_s']} answers/s  {r['answer_modes']}  load average {r['load_average']}",
         flush=True,
     )
     if "reingest" in r:

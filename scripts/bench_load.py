@@ -96,13 +96,12 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
                 return
             async for line in response.aiter_lines():
                 if line.startswith("data:") and event == "meta":
-                    mode = json.loads(line[5:])["answer_mode"]
+                    meta = json.loads(line[5:])
+                    mode, generation = meta["answer_mode"], str(meta.get("index_version"))
                     wave.answer_modes[mode] = wave.answer_modes.get(mode, 0) + 1
+                    wave.generations[generation] = wave.generations.get(generation, 0) + 1
                 elif line.startswith("data:") and event == "done":
                     wave.retrieval.append(json.loads(line[5:])["timings_ms"]["retrieval"] / 1000)
-                elif line.startswith("data:") and event == "sources":
-                    generation = str(json.loads(line[5:]).get("index_version"))
-                    wave.generations[generation] = wave.generations.get(generation, 0) + 1
                 if line.startswith("event:"):
                     event = line[6:].strip()
                     now = time.perf_counter() - started

@@ -16,6 +16,7 @@ from bookwise.errors import BookwiseError
 from bookwise.settings import Settings
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+WORKER_HEALTHCHECK_S = 30
 
 
 def _bool(value: str) -> bool:
@@ -388,7 +389,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     # itself (the same environment and bookwise.toml; --site is handed down as BOOKWISE_SITE_DIR).
     if args.site is not None:
         os.environ["BOOKWISE_SITE_DIR"] = str(args.site.resolve())
-    uvicorn.run(WORKER_APP, factory=True, workers=workers, **(options | {"http": WORKER_PROTOCOL}))
+    # The supervisor kills a worker that misses a 5 s health ping (uvicorn's default), and its open
+    # answers with it: a CPU-starved machine can miss one, so it is given longer.
+    options |= {"http": WORKER_PROTOCOL, "timeout_worker_healthcheck": WORKER_HEALTHCHECK_S}
+    uvicorn.run(WORKER_APP, factory=True, workers=workers, **options)
     return EXIT_OK
 
 

@@ -53,6 +53,7 @@ class Wave:
     retrieval: list[float] = field(default_factory=list)  # server-side, from `done.timings_ms`
     generations: dict[str, int] = field(default_factory=dict)  # answers per index generation
     elapsed: float = 0.0
+    end: float = 0.0  # when the clients stop asking (perf_counter); a re-ingest pushes it back
     workers: int = 1
     reingest: str = ""  # the re-ingest's outcome, in --reingest runs
 
@@ -130,8 +131,16 @@ def edited_copy(site: Path, into: Path, n: int) -> Path:
 
 
 async def reingest_later(site: Path, env: dict[str, str], delay: float, wave: Wave) -> None:
-    """``bookwise ingest`` of an edited copy of ``site``, ``delay`` seconds into the wave."""
+    """``bookwise ingest`` of an edited copy of ``site``, ``delay`` seconds into the wave; the load
+    goes on for ``delay`` seconds after it, however long it took, so the switch is under load too."""
     await asyncio.sleep(delay)
+    try:
+        await _reingest(site, env, wave)
+    finally:
+        wave.end = max(wave.end, time.perf_counter() + delay)
+
+
+async def _reingest(site: Path, env: dict[str, str], wave: Wave) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         copy = edited_copy(site, Path(scratch), int(time.time()))
         process = await asyncio.create_subprocess_exec(
@@ -160,6 +169,7 @@ async def run_wave(
     limits = httpx.Limits(max_connections=concurrency + 5, max_keepalive_connections=concurrency + 5)
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
         started = time.perf_counter()
+        wave.end = started + duration + (3600.0 if reingest else 0.0)  # set by the re-ingest when done
 
         async def reader(n: int) -> None:
             if burst:
@@ -167,7 +177,7 @@ async def run_wave(
                 return
             await asyncio.sleep(stagger * n / concurrency)
             asked = n
-            while time.perf_counter() - started < duration:
+            while time.perf_counter() < wave.end:
                 await one_stream(client, url, questions[asked % len(questions)], wave)
                 asked += concurrency
 

@@ -134,10 +134,11 @@ async def reingest_later(site: Path, env: dict[str, str], delay: float, wave: Wa
     """``bookwise ingest`` of an edited copy of ``site``, ``delay`` seconds into the wave; the load
     goes on for ``delay`` seconds after it, however long it took, so the switch is under load too."""
     await asyncio.sleep(delay)
+    started = time.perf_counter() - delay
     try:
         await _reingest(site, env, wave)
     finally:
-        wave.end = max(wave.end, time.perf_counter() + delay)
+        wave.end = max(started + 3 * delay, time.perf_counter() + delay)  # at least the planned run
 
 
 async def _reingest(site: Path, env: dict[str, str], wave: Wave) -> None:

@@ -6,6 +6,7 @@ outside, in ``/proc``: each reader holds a lock on the generation directory it s
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -67,8 +68,6 @@ def workers_serving(server: subprocess.Popen[str], data_dir: Path) -> dict[int, 
 
 
 def live_generation(data_dir: Path) -> str:
-    import json
-
     return str(json.loads((data_dir / "index" / "CURRENT").read_text())["generation"])
 
 

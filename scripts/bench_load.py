@@ -10,7 +10,13 @@ the first token, and answers per second. ``--extractive`` runs the API without a
 passage answers' ranking (embedding the retrieved sections' passages) then counts in the time to
 ``sources``.
 
-    python scripts/bench_load.py --data-dir <index dir> --concurrency 1,10,50,100
+``--workers 1,2`` runs every level once per worker count (``bookwise serve --workers N``).
+``--reingest SITE`` re-ingests a copy of SITE (one page edited, so a new generation is built) in
+the middle of each level's run, and reports the requests that failed (must be 0) and how many
+answers each index generation served.
+
+    python scripts/bench_load.py --data-dir <index dir> --concurrency 50,100 --workers 1,2
+    python scripts/bench_load.py --data-dir <index dir> --concurrency 50 --workers 2 --reingest <site>
 """
 
 from __future__ import annotations
@@ -19,10 +25,12 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +51,11 @@ class Wave:
     errors: dict[str, int] = field(default_factory=dict)
     answer_modes: dict[str, int] = field(default_factory=dict)
     retrieval: list[float] = field(default_factory=list)  # server-side, from `done.timings_ms`
+    generations: dict[str, int] = field(default_factory=dict)  # answers per index generation
     elapsed: float = 0.0
+    end: float = 0.0  # when the clients stop asking (perf_counter); a re-ingest pushes it back
+    workers: int = 1
+    reingest: str = ""  # the re-ingest's outcome, in --reingest runs
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -76,13 +88,19 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
     try:
         async with client.stream("POST", f"{url}/api/chat", json={"question": question}) as response:
             if response.status_code != 200:
-                await response.aread()
-                wave.error(f"http_{response.status_code}")
+                body = await response.aread()
+                try:
+                    code = json.loads(body)["error"]["code"]
+                except (ValueError, KeyError, TypeError):
+                    code = "not_json"  # uvicorn's own plain-text 503 beyond the connection cap
+                wave.error(f"http_{response.status_code}_{code}")
                 return
             async for line in response.aiter_lines():
                 if line.startswith("data:") and event == "meta":
-                    mode = json.loads(line[5:])["answer_mode"]
+                    meta = json.loads(line[5:])
+                    mode, generation = meta["answer_mode"], str(meta.get("index_version"))
                     wave.answer_modes[mode] = wave.answer_modes.get(mode, 0) + 1
+                    wave.generations[generation] = wave.generations.get(generation, 0) + 1
                 elif line.startswith("data:") and event == "done":
                     wave.retrieval.append(json.loads(line[5:])["timings_ms"]["retrieval"] / 1000)
                 if line.startswith("event:"):
@@ -102,13 +120,57 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
         wave.error(type(error).__name__)
 
 
+def edited_copy(site: Path, into: Path, n: int) -> Path:
+    """A copy of ``site`` with one page edited: ingesting it builds a new generation."""
+    copy = into / f"site-{n}"
+    ignore = shutil.ignore_patterns("node_modules", "build", ".docusaurus", ".git")
+    shutil.copytree(site, copy, ignore=ignore, symlinks=True)
+    page = next(p for p in sorted((copy / "docs").rglob("*.md")) if not p.name.startswith("_"))
+    page.write_text(page.read_text(encoding="utf-8") + f"\n\nEdited by the load benchmark ({n}).\n")
+    return copy
+
+
+async def reingest_later(site: Path, env: dict[str, str], delay: float, wave: Wave) -> None:
+    """``bookwise ingest`` of an edited copy of ``site``, ``delay`` seconds into the wave; the load
+    goes on for ``delay`` seconds after it, however long it took, so the switch is under load too."""
+    await asyncio.sleep(delay)
+    started = time.perf_counter() - delay
+    try:
+        await _reingest(site, env, wave)
+    finally:
+        wave.end = max(started + 3 * delay, time.perf_counter() + delay)  # at least the planned run
+
+
+async def _reingest(site: Path, env: dict[str, str], wave: Wave) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = edited_copy(site, Path(scratch), int(time.time()))
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bookwise.cli", "ingest", str(copy), "--json",
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await process.communicate()
+    if process.returncode != 0:
+        wave.reingest = f"failed ({process.returncode}): {err.decode()[-300:]}"
+        return
+    report = json.loads(out)
+    embedded, switched = report.get("embedded"), report.get("switched")
+    wave.reingest = f"generation {report.get('generation')}: {embedded} chunks embedded, switched {switched}"
+
+
 async def run_wave(
-    url: str, questions: list[str], concurrency: int, duration: float, stagger: float, burst: bool
+    url: str,
+    questions: list[str],
+    concurrency: int,
+    duration: float,
+    stagger: float,
+    burst: bool,
+    reingest: tuple[Path, dict[str, str]] | None = None,
 ) -> Wave:
     wave = Wave(concurrency)
     limits = httpx.Limits(max_connections=concurrency + 5, max_keepalive_connections=concurrency + 5)
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
         started = time.perf_counter()
+        wave.end = started + duration + (3600.0 if reingest else 0.0)  # set by the re-ingest when done
 
         async def reader(n: int) -> None:
             if burst:
@@ -116,11 +178,12 @@ async def run_wave(
                 return
             await asyncio.sleep(stagger * n / concurrency)
             asked = n
-            while time.perf_counter() - started < duration:
+            while time.perf_counter() < wave.end:
                 await one_stream(client, url, questions[asked % len(questions)], wave)
                 asked += concurrency
 
-        await asyncio.gather(*(reader(n) for n in range(concurrency)))
+        ingest = [reingest_later(*reingest, duration / 3, wave)] if reingest else []
+        await asyncio.gather(*(reader(n) for n in range(concurrency)), *ingest)
         wave.elapsed = time.perf_counter() - started
     return wave
 
@@ -135,6 +198,7 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def summary(wave: Wave) -> dict[str, Any]:
     return {
+        "workers": wave.workers,
         "streams": wave.concurrency,
         "answers": len(wave.totals),
         "errors": sum(wave.errors.values()),
@@ -148,6 +212,8 @@ def summary(wave: Wave) -> dict[str, Any]:
         "server_retrieval_p50_ms": percentile(wave.retrieval, 50),
         "server_retrieval_p95_ms": percentile(wave.retrieval, 95),
         "answers_per_s": round(len(wave.totals) / wave.elapsed, 1) if wave.elapsed else None,
+        "answers_per_generation": wave.generations,
+        **({"reingest": wave.reingest} if wave.reingest else {}),
     }
 
 
@@ -167,6 +233,11 @@ def main() -> None:
     parser.add_argument(
         "--extractive", action="store_true", help="no LLM: passage answers (time to sources includes ranking)"
     )
+    parser.add_argument("--workers", default="1", help="comma-separated API process counts")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds for every worker to start")
+    parser.add_argument(
+        "--reingest", type=Path, help="re-ingest an edited copy of this site during each level's run"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     questions = [
@@ -175,7 +246,7 @@ def main() -> None:
         if row.get("type") != "unanswerable"
     ]
 
-    llm_port, api_port = free_port(), free_port()
+    llm_port = free_port()
     python = sys.executable
     llm = subprocess.Popen(
         [python, str(ROOT / "tests" / "fakellm.py"), "--port", str(llm_port),
@@ -188,40 +259,71 @@ def main() -> None:
         # Every bench client is 127.0.0.1: per-client limits would measure the limiter, not the server.
         "BOOKWISE_RATE_LIMIT_PER_MINUTE": "1000000",
         "BOOKWISE_MAX_STREAMS_PER_CLIENT": "100000",
+        "BOOKWISE_HTTP_MAX_CONNECTIONS_PER_CLIENT": "100000",
     }
     if not args.extractive:
         env |= {"BOOKWISE_LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "BOOKWISE_LLM_MODEL": "fake"}
-    api = subprocess.Popen(
-        [python, "-m", "bookwise.cli", "serve", "--port", str(api_port)], env=env, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{api_port}"
+    results = []
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     try:
         wait_until_up(f"http://127.0.0.1:{llm_port}/v1/models", llm)
-        wait_until_up(f"{url}/api/ready", api)
-        stagger = args.tokens * args.delay
-        results = []
-        for concurrency in (int(n) for n in args.concurrency.split(",")):
-            wave = asyncio.run(run_wave(url, questions, concurrency, args.duration, stagger, args.burst))
-            results.append(summary(wave))
-            if not args.json:
-                r = results[-1]
-                print(
-                    f"N={r['streams']:>4}  answers {r['answers']:>5}  errors {r['errors']:>3}  "
-                    f"sources p50 {r['sources_p50_ms']:.0f} / p95 {r['sources_p95_ms']:.0f} ms  "
-                    f"first token p50 {r['first_token_p50_ms']:.0f} / p95 {r['first_token_p95_ms']:.0f} ms  "
-                    f"server retrieval p50 {r['server_retrieval_p50_ms']:.0f} / "
-                    f"p95 {r['server_retrieval_p95_ms']:.0f} ms  "
-                    f"{r['answers_per_s']} answers/s  {r['answer_modes']}",
-                    flush=True,
-                )
+        for workers in (int(n) for n in args.workers.split(",")):
+            results += run_server(args, env, workers, questions)
         if args.json:
             print(
                 json.dumps({"mode": "burst" if args.burst else "closed-loop", "results": results}, indent=2)
             )
     finally:
-        for process in (api, llm):
-            process.terminate()
-            process.wait(timeout=15)
+        llm.terminate()
+        llm.wait(timeout=15)
+
+
+def run_server(
+    args: argparse.Namespace, env: dict[str, str], workers: int, questions: list[str]
+) -> list[dict[str, Any]]:
+    """`bookwise serve --workers N` on the index, and every concurrency level against it."""
+    api_port = free_port()
+    api = subprocess.Popen(
+        [sys.executable, "-m", "bookwise.cli", "serve", "--port", str(api_port), "--workers", str(workers)],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{api_port}"
+    results = []
+    try:
+        wait_until_up(f"{url}/api/ready", api)
+        time.sleep(args.warmup)  # every worker up and warm (one answering /api/ready is not all)
+        stagger = args.tokens * args.delay
+        reingest = (args.reingest, env) if args.reingest else None
+        for concurrency in (int(n) for n in args.concurrency.split(",")):
+            wave = asyncio.run(
+                run_wave(url, questions, concurrency, args.duration, stagger, args.burst, reingest)
+            )
+            wave.workers = workers
+            results.append(summary(wave))
+            results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
+            if not args.json:
+                print_row(results[-1])
+    finally:
+        api.terminate()
+        api.wait(timeout=30)
+    return results
+
+
+def print_row(r: dict[str, Any]) -> None:
+    def ms(key: str) -> str:
+        return "-" if r[key] is None else f"{r[key]:.0f}"
+
+    print(
+        f"workers={r['workers']}  N={r['streams']:>4}  answers {r['answers']:>5}  errors {r['errors']:>3} "
+        f"{r['error_kinds'] or ''}  sources p50 {ms('sources_p50_ms')} / p95 {ms('sources_p95_ms')} ms  "
+        f"first token p50 {ms('first_token_p50_ms')} / p95 {ms('first_token_p95_ms')} ms  "
+        f"server retrieval p50 {ms('server_retrieval_p50_ms')} / p95 {ms('server_retrieval_p95_ms')} ms  "
+        f"{r['answers_per_s']} answers/s  {r['answer_modes']}  load average {r['load_average']}",
+        flush=True,
+    )
+    if "reingest" in r:
+        print(f"    re-ingest: {r['reingest']}; answers per generation {r['answers_per_generation']}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from bookwise.errors import BookwiseError
 from bookwise.settings import Settings
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+WORKER_HEALTHCHECK_S = 30
 
 
 def _bool(value: str) -> bool:
@@ -23,6 +25,13 @@ def _bool(value: str) -> bool:
     if value.lower() in ("false", "0", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def _workers(value: str) -> int:
+    workers = int(value)
+    if not 1 <= workers <= 64:
+        raise argparse.ArgumentTypeError(f"between 1 and 64, not {workers}")
+    return workers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: BOOKWISE_API_PORT)")
     serve.add_argument("--site", type=Path, help="also serve this built site at / (BOOKWISE_SITE_DIR)")
+    serve.add_argument(
+        "--workers", type=_workers, help="API processes on this port (default: BOOKWISE_API_WORKERS)"
+    )
 
     ask = commands.add_parser("ask", help="stream an answer in the terminal (the API's code path)")
     ask.add_argument("question")
@@ -359,23 +371,35 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.api.logs import configure_logging
     from bookwise.api.metrics import prepare_metrics_dir, start_metrics_listener
     from bookwise.api.server import ensure_file_limit, uvicorn_options
+    from bookwise.api.workers import WORKER_APP, WORKER_PROTOCOL
 
     if args.site is not None:
         if not (args.site / "index.html").is_file():
             raise BookwiseError(f"not a built site (no index.html): {args.site}")
         settings = settings.model_copy(update={"site_dir": args.site})
+    workers = settings.api_workers if args.workers is None else args.workers
     prepare_metrics_dir(settings)  # first: every process (workers too) then writes its metrics there
     configure_logging()
-    ensure_file_limit(settings)
+    ensure_file_limit(settings)  # inherited by the worker processes
     start_metrics_listener(settings)  # BOOKWISE_METRICS_PORT: one listener, whatever the workers
-    uvicorn.run(
-        create_app(settings),
-        host=args.host or settings.api_host,
-        port=settings.api_port if args.port is None else args.port,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
+    options: dict[str, Any] = {
+        "host": args.host or settings.api_host,
+        "port": settings.api_port if args.port is None else args.port,
+        "log_level": "warning",
+        "timeout_graceful_shutdown": 5,
         **uvicorn_options(settings),  # h11, connection caps and timeouts (bookwise/api/server.py)
-    )
+    }
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return EXIT_OK
+    # Worker processes are spawned: each imports the app factory and reads the settings once
+    # itself (the same environment and bookwise.toml; --site is handed down as BOOKWISE_SITE_DIR).
+    if args.site is not None:
+        os.environ["BOOKWISE_SITE_DIR"] = str(args.site.resolve())
+    # The supervisor kills a worker that misses a 5 s health ping (uvicorn's default), and its open
+    # answers with it: a CPU-starved machine can miss one, so it is given longer.
+    options |= {"http": WORKER_PROTOCOL, "timeout_worker_healthcheck": WORKER_HEALTHCHECK_S}
+    uvicorn.run(WORKER_APP, factory=True, workers=workers, **options)
     return EXIT_OK
 
 

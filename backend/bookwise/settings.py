@@ -335,6 +335,16 @@ class Settings(BaseSettings):
         "the default).",
     )
 
+    # several API processes (issue 15, workers)
+    api_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="API processes `bookwise serve` runs on one port (uvicorn workers; `--workers` "
+        "overrides). Each has its own index reader, model, stream slots and connection caps: "
+        "`BOOKWISE_MAX_STREAMS` and `BOOKWISE_HTTP_MAX_CONNECTIONS` apply per process.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -64,6 +64,8 @@ class IndexHandle:
                 self.open_error = error
                 raise
             self.retriever, self.open_error, self.owns_retriever = retriever, None, True
+            # Every worker process follows a re-ingest on its own, busy or idle.
+            threading.Thread(target=retriever.watch_index, args=(self.closing,), daemon=True).start()
             if self.prefill_passages:
                 self.prefill = threading.Thread(target=self._prefill, args=(retriever,), daemon=True)
                 self.prefill.start()

@@ -7,6 +7,7 @@ Layout under ``<data_dir>/index``::
     generations/<gen>/manifest.json model, dimension, chunk hashes (Edge has no collection metadata)
     generations/<gen>/COMPLETE      written last, atomically: the manifest's SHA-256
     ingest.lock                     one writer at a time
+    readers/<gen>.<pid>.<random>/   a process's private copy of a shard another process has open
 
 A generation is *complete* when its ``COMPLETE`` marker matches its manifest (the shard was flushed
 and closed before either was written); generations from before the marker, whose manifest was the
@@ -18,6 +19,12 @@ corrupt, or names a generation whose manifest is corrupt, a running reader keeps
 has loaded and a starting one (or an ingest) uses the newest complete generation, logging the fault
 with its code. Half-built generations left by a crash are removed before the next write, and
 pruning never removes the live or the newest complete generation.
+
+Several processes read one index (API workers, ``bookwise search`` beside ``bookwise serve``):
+Edge lets one process open a shard, so the others serve private copies (see ``EdgeReader``). Each
+reader holds a shared ``flock`` on the generation directory it serves; pruning takes an exclusive
+one without waiting and skips the generation when it cannot. Readers never take the ingest lock,
+and an ingest never waits for a reader.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -178,20 +187,107 @@ def edge_filter(filters: Filters | None) -> qe.Filter | None:
     return qe.Filter(must=conditions) if conditions else None
 
 
+def _lock_path(path: Path, operation: int) -> int | None:
+    """An open descriptor of ``path`` holding the ``flock`` asked for; None if another holds it.
+
+    Directories are locked through their own descriptor, so a read-only data dir can be locked too;
+    closing the descriptor releases the lock (also when the process dies).
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, operation)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def _locked(path: Path, operation: int) -> Iterator[None]:
+    fd = _lock_path(path, operation)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def remove_stale_copies(root: Path) -> list[str]:
+    """Private copies under ``readers`` whose process died (their directory's lock is free)."""
+    readers = root / "readers"
+    if not readers.is_dir():
+        return []
+    removed = []
+    with _locked(readers, fcntl.LOCK_EX):  # a new copy is locked before anyone may look
+        for copy in readers.iterdir():
+            try:
+                fd = _lock_path(copy, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # removed meanwhile, or not a directory we made
+                continue
+            if fd is not None:
+                shutil.rmtree(copy, ignore_errors=True)
+                os.close(fd)
+                removed.append(copy.name)
+    return removed
+
+
+@dataclass
+class _Loaded:
+    """One open generation: its shard, the private copy it may come from, and the locks that pin it.
+
+    ``locks``: the generation directory, shared (pruning skips a generation while it is held); then
+    either the shard directory, exclusive (this process serves the shard where it lies), or the
+    private copy's directory, exclusive (it is in use: not stale).
+    """
+
+    generation: str
+    manifest: IndexManifest
+    shard: qe.EdgeShard
+    locks: list[int]
+    copy: Path | None = None
+    in_place: Path | None = None  # the generation directory, when the shard is opened where it lies
+    users: int = 0  # queries running on it: a retired generation closes when the last one ends
+    retired: bool = False
+
+    def close(self) -> None:
+        try:
+            if self.in_place is not None:
+                # Closing rewrites some of the shard's files: a process copying it waits.
+                with _locked(self.in_place / "manifest.json", fcntl.LOCK_EX):
+                    self.shard.close()
+            else:
+                self.shard.close()
+        finally:
+            if self.copy is not None:
+                shutil.rmtree(self.copy, ignore_errors=True)
+            for fd in reversed(self.locks):
+                os.close(fd)
+            self.locks = []
+
+
 class EdgeReader:
+    """Serves the live generation and follows CURRENT on ``refresh``.
+
+    Edge's WAL admits one opener per shard: the first process opens a generation where it lies (and
+    holds the shard directory's lock to say so); every other process (more API workers, a
+    ``bookwise search`` beside ``bookwise serve``) serves a private copy under ``index/readers``,
+    removed when it closes, or by the next reader or ingest if its process died. A read-only data
+    dir is served from a copy in the temporary directory (Edge opens a shard read-write).
+    """
+
     def __init__(self, root: Path, min_free_bytes: int = 0) -> None:
         """``min_free_bytes``: a shard is not opened on a fuller disk (opening one writes to it)."""
         self._root = root
         self._min_free_bytes = min_free_bytes
-        self._lock = threading.Lock()
-        self._shard: qe.EdgeShard | None = None
-        self._retired: qe.EdgeShard | None = None  # closed one switch later: in-flight queries finish
+        self._lock = threading.Lock()  # guards _live and the users counts
+        self._refreshing = threading.Lock()  # one load at a time
+        self._live: _Loaded | None = None
         self._generation = ""
         self._manifest: IndexManifest | None = None
         self._fault = ""  # the fault last logged: logged once, not at every refresh
-        # Private copies of read-only shards (see _load), removed with the shard they hold.
-        self._copy: Path | None = None
-        self._retired_copy: Path | None = None
         if not self.refresh():
             if generation_names(root) or (root / "CURRENT").exists():
                 raise IndexCorruptError(
@@ -206,16 +302,20 @@ class EdgeReader:
         return self._manifest
 
     def refresh(self) -> bool:
+        with self._refreshing:
+            return self._refresh()
+
+    def _refresh(self) -> bool:
         target = self._target()
         if target is None:
-            return self._shard is not None
+            return self._live is not None
         generation, manifest = target
         if generation == self._generation:
             return True
         try:
-            shard, copy = self._load(generation)
+            loaded = self._load(generation, manifest)
         except Exception as exc:  # the binding raises plain exceptions
-            if self._shard is None:
+            if self._live is None:
                 if isinstance(exc, DiskFullError):
                     raise
                 raise StoreUnavailableError(f"cannot open index generation {generation}: {exc}") from exc
@@ -223,46 +323,86 @@ class EdgeReader:
             self._note(code, f"cannot open generation {generation} ({exc})")
             return True
         with self._lock:
-            if self._retired is not None:
-                self._retired.close()
-            self._forget_copy(self._retired_copy)
-            self._retired, self._shard = self._shard, shard
-            self._retired_copy, self._copy = self._copy, copy
+            old, self._live = self._live, loaded
             self._generation, self._manifest = generation, manifest
+            if old is not None:
+                old.retired = True  # queries running on it finish there; new ones use the new shard
+            idle = old is not None and old.users == 0
+        if old is not None and idle:
+            old.close()  # its locks go with it: the next ingest may prune it
         return True
 
-    def _load(self, generation: str) -> tuple[qe.EdgeShard, Path | None]:
-        """Open a generation's shard, and the private copy it was opened from when the data dir
-        cannot be written (removed here if opening fails)."""
-        shard_dir = self._root / "generations" / generation / "shard"
-        if read_only(shard_dir):
-            # Edge opens a shard read-write (WAL, memory maps) and its Python binding has no read-only
-            # follower: a read-only data dir (a container's read-only volume) is served from a copy.
-            copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
-            try:
-                shutil.copytree(shard_dir, copy / "shard")
-                shard = qe.EdgeShard.load(str(copy / "shard"))
-            except BaseException:
-                self._forget_copy(copy)
-                raise
-            self._note(
-                "data_dir_read_only",
-                f"{self._root} is read-only: serving a copy of {generation} from {copy / 'shard'}",
+    def _load(self, generation: str, manifest: IndexManifest) -> _Loaded:
+        directory = self._root / "generations" / generation
+        pin = _lock_path(directory, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        if pin is None:  # an ingest is pruning it (never the live generation, so rarely wanted)
+            raise StoreUnavailableError(f"generation {generation} is being removed")
+        try:
+            if read_only(directory / "shard"):
+                return self._load_read_only(directory, manifest, pin)
+            # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
+            ensure_free_space(
+                self._root,
+                self._min_free_bytes,
+                f"opening index generation {generation}",
+                then="retry (a running server retries by itself)",
             )
-            return shard, copy
-        # Opening a shard writes to its WAL through memory maps: on a full disk, a SIGBUS.
+            claim = _lock_path(directory / "shard", fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if claim is not None:
+                try:
+                    # Opening rewrites some of the shard's files: a process copying it waits.
+                    with _locked(directory / "manifest.json", fcntl.LOCK_EX):
+                        shard = qe.EdgeShard.load(str(directory / "shard"))
+                    return _Loaded(generation, manifest, shard, [pin, claim], in_place=directory)
+                except Exception as exc:
+                    os.close(claim)
+                    if "WouldBlock" not in str(exc):  # else its WAL is held by a process of an older
+                        raise  # release, which takes no claim: served from a copy like any other
+            return self._load_private_copy(directory, manifest, pin)
+        except BaseException:
+            os.close(pin)
+            raise
+
+    def _load_read_only(self, directory: Path, manifest: IndexManifest, pin: int) -> _Loaded:
+        generation = directory.name
+        copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
+        try:
+            shutil.copytree(directory / "shard", copy / "shard")
+            shard = qe.EdgeShard.load(str(copy / "shard"))
+        except BaseException:
+            shutil.rmtree(copy, ignore_errors=True)
+            raise
+        self._note(
+            "data_dir_read_only",
+            f"{self._root} is read-only: serving a copy of {generation} from {copy / 'shard'}",
+        )
+        return _Loaded(generation, manifest, shard, [pin], copy=copy)
+
+    def _load_private_copy(self, directory: Path, manifest: IndexManifest, pin: int) -> _Loaded:
+        generation = directory.name
         ensure_free_space(
             self._root,
             self._min_free_bytes,
-            f"opening index generation {generation}",
+            f"copying index generation {generation} for this process",
+            needed_bytes=used_bytes(directory / "shard"),
             then="retry (a running server retries by itself)",
         )
-        return qe.EdgeShard.load(str(shard_dir)), None
-
-    @staticmethod
-    def _forget_copy(copy: Path | None) -> None:
-        if copy is not None:
+        readers = self._root / "readers"
+        readers.mkdir(exist_ok=True)
+        remove_stale_copies(self._root)
+        with _locked(readers, fcntl.LOCK_EX):  # locked before remove_stale_copies may look
+            copy = Path(tempfile.mkdtemp(prefix=f"{generation}.{os.getpid()}.", dir=readers))
+            owner = _lock_path(copy, fcntl.LOCK_EX)
+        assert owner is not None  # a blocking lock on a directory nobody else knows yet
+        try:
+            with _locked(directory / "manifest.json", fcntl.LOCK_SH):  # not while the opener rewrites
+                shutil.copytree(directory / "shard", copy / "shard")
+            shard = qe.EdgeShard.load(str(copy / "shard"))
+        except BaseException:
             shutil.rmtree(copy, ignore_errors=True)
+            os.close(owner)
+            raise
+        return _Loaded(generation, manifest, shard, [pin, owner], copy=copy)
 
     def _target(self) -> tuple[str, IndexManifest] | None:
         """The generation to serve, or None to keep the loaded one (or to have none)."""
@@ -278,7 +418,7 @@ class EdgeReader:
             return None  # nothing ingested yet
         code, message = fault
         repair = "`bookwise ingest` repairs CURRENT"
-        if self._shard is not None and (self._root / "generations" / self._generation).is_dir():
+        if self._live is not None and (self._root / "generations" / self._generation).is_dir():
             self._note(code, f"{message}; still serving the loaded generation {self._generation}; {repair}")
             return None
         found = newest_complete(self._root, skip=current)
@@ -291,11 +431,22 @@ class EdgeReader:
             self._fault = message
             warn(code, message)
 
-    def _current(self) -> qe.EdgeShard:
-        shard = self._shard
-        if shard is None:
-            raise StoreUnavailableError("the index reader is closed")
-        return shard
+    @contextmanager
+    def _shard(self) -> Iterator[qe.EdgeShard]:
+        """The live shard for one query: a switch meanwhile closes the old one only after it."""
+        with self._lock:
+            loaded = self._live
+            if loaded is None:
+                raise StoreUnavailableError("the index reader is closed")
+            loaded.users += 1
+        try:
+            yield loaded.shard
+        finally:
+            with self._lock:
+                loaded.users -= 1
+                idle = loaded.retired and loaded.users == 0
+            if idle:
+                loaded.close()
 
     def hybrid(self, query: HybridQuery) -> HybridHits:
         flt = edge_filter(query.filters)
@@ -319,7 +470,8 @@ class EdgeReader:
             with_payload=True,
         )
         # One planned batch: the channels' own rankings come with the fused one at little extra cost.
-        results = self._current().query_batch(qe.QueryBatchRequest([fused, *requests]))
+        with self._shard() as shard:
+            results = shard.query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_hits = [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in results[0]]
         ranked = [[Hit(str(p.id), float(p.score), {}) for p in points] for points in results[1:]]
         return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [])
@@ -337,23 +489,23 @@ class EdgeReader:
     def _scroll(self, flt: qe.Filter | None) -> list[Hit]:
         found: list[Hit] = []
         offset: Any = None
-        while True:
-            records, offset = self._current().scroll(
-                qe.ScrollRequest(offset=offset, limit=256, filter=flt, with_payload=True)
-            )
-            found.extend(Hit(str(r.id), 0.0, dict(r.payload or {})) for r in records)
-            if offset is None:
-                return found
+        with self._shard() as shard:  # every page from the same generation
+            while True:
+                records, offset = shard.scroll(
+                    qe.ScrollRequest(offset=offset, limit=256, filter=flt, with_payload=True)
+                )
+                found.extend(Hit(str(r.id), 0.0, dict(r.payload or {})) for r in records)
+                if offset is None:
+                    return found
 
     def close(self) -> None:
-        with self._lock:
-            for shard in (self._shard, self._retired):
-                if shard is not None:
-                    shard.close()
-            self._shard = self._retired = None
-            for copy in (self._copy, self._retired_copy):
-                self._forget_copy(copy)
-            self._copy = self._retired_copy = None
+        with self._refreshing, self._lock:  # a refresh under way would open a shard after this
+            loaded, self._live = self._live, None
+            if loaded is not None:
+                loaded.retired = True
+            idle = loaded is not None and loaded.users == 0
+        if loaded is not None and idle:
+            loaded.close()  # else the last query running on it closes it
 
 
 class EdgeStore:
@@ -482,13 +634,28 @@ class EdgeStore:
             for name in generation_names(self.root)
             if name != current and complete_manifest(self.root / "generations" / name) is None
         ]
-        for name in removed:
-            shutil.rmtree(self.root / "generations" / name, ignore_errors=True)
-        return removed
+        return [name for name in removed if self._remove_unless_open(name)]
+
+    def _remove_unless_open(self, name: str) -> bool:
+        """Remove a generation no reader holds (a reader of any process pins the one it serves,
+        and the one it retired until its last query ends): a held one waits for the next ingest."""
+        directory = self.root / "generations" / name
+        try:
+            fd = _lock_path(directory, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return False
+        if fd is None:
+            self._warn("index_generation_in_use", f"kept generation {name}: a reader still has it open")
+            return False
+        try:
+            shutil.rmtree(directory, ignore_errors=True)
+        finally:
+            os.close(fd)
+        return True
 
     def prune(self, keep: int) -> list[str]:
         """Half-built generations first, then complete ones beyond the ``keep`` newest; never the live
-        generation nor the newest complete one."""
+        generation nor the newest complete one, nor one a reader has open."""
         removed = self.remove_half_built()
         current, _ = read_current(self.root)
         complete = [
@@ -497,10 +664,8 @@ class EdgeStore:
             if complete_manifest(self.root / "generations" / name) is not None
         ]
         kept = set(complete[-max(keep, 1) :]) | ({current} if current else set())
-        for name in complete:
-            if name not in kept:
-                shutil.rmtree(self.root / "generations" / name, ignore_errors=True)
-                removed.append(name)
+        removed += [name for name in complete if name not in kept and self._remove_unless_open(name)]
+        remove_stale_copies(self.root)  # readers' private copies whose process died
         return sorted(removed)
 
     def open_reader(self) -> EdgeReader:

@@ -22,7 +22,7 @@ import anyio
 import anyio.to_thread
 
 from bookwise import validation
-from bookwise.errors import EmbeddingError, InvalidRequestError
+from bookwise.errors import BookwiseError, EmbeddingError, InvalidRequestError
 from bookwise.index.adapt import is_adapted
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
@@ -49,6 +49,7 @@ from bookwise.settings import Settings
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
+WATCH_MIN_S = 0.2  # the index watcher's shortest period (BOOKWISE_INDEX_REFRESH_S may be 0)
 
 
 @dataclass
@@ -173,6 +174,16 @@ class Retriever:
                 self._reader.refresh()
                 self._refreshed_at = now
         self._check_generation()
+
+    def watch_index(self, stop: threading.Event) -> None:
+        """Follow re-ingests on a timer as well as on queries, until ``stop``: an idle API worker
+        moves to a new generation as soon as a busy one does, and lets go of the old one (which
+        the next ingest may then prune)."""
+        while not stop.wait(max(self.settings.index_refresh_s, WATCH_MIN_S)):
+            try:
+                self._maybe_refresh()
+            except BookwiseError:
+                pass  # the reader keeps its loaded generation; a query reports the fault
 
     def search(
         self,

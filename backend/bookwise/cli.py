@@ -108,6 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
+
+    llms = commands.add_parser("llms", help="write llms.txt, llms-full.txt and .md twins into a built site")
+    llms.add_argument("site_dir", type=Path, help="the site folder (with docusaurus.config.* and docs/)")
+    llms.add_argument("--out", type=Path, required=True, help="the built site folder (e.g. build/)")
+    llms.add_argument(
+        "--manifest",
+        type=Path,
+        action="append",
+        help="build manifest of docusaurus-plugin-bookwise (default: OUT/bookwise-manifest.json if present)",
+    )
+    llms.add_argument("--title", help="llms.txt title (default: the config's `title`)")
+    llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
+    llms.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -485,6 +498,39 @@ def _print_answer_end(events: list[Any]) -> None:
         print(f"\n{done['widen']['label']}: ask again with --scope {done['widen']['scope']}")
 
 
+def _llms(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import replace
+
+    from bookwise.ingest.llms import read_book, write_llms
+    from bookwise.ingest.manifest import load_manifests
+    from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+    from bookwise.ingest.site import read_site_config
+
+    if not args.site_dir.is_dir() or not args.out.is_dir():
+        raise BookwiseError(f"site or build folder not found: {args.site_dir}, {args.out}")
+    site = read_site_config(args.site_dir, extra_roots=tuple(settings.ingest_extra_roots))
+    default_manifest = args.out / "bookwise-manifest.json"
+    manifests = args.manifest or ([default_manifest] if default_manifest.is_file() else [])
+    # Chunks are not used; a word count keeps chunking cheap.
+    params = ChunkingParams(10_000, 0, 0, 10_000, lambda text: len(text.split()))
+    result = ingest_site(site, params, built=load_manifests(manifests) if manifests else None)
+    book = read_book(site, settings.book_title)
+    book = replace(book, title=args.title or book.title, summary=args.summary or book.summary)
+    report = write_llms(result.documents, site, book, args.out, settings.llms_max_chars).to_dict()
+    report["errors"] = [e.to_dict() for e in result.errors]
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"llms.txt ({report['llms_chars']} chars, {report['listed']} pages, "
+            f"fallback {report['fallback']}), "
+            f"llms-full.txt ({report['full_chars']} chars), {report['pages']} .md twins in {args.out}"
+        )
+        for error in result.errors:
+            print(f"  error {error.path}: [{error.code}] {error.message}", file=sys.stderr)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -503,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args, settings)
         if args.command == "ask":
             return _ask(args, settings)
+        if args.command == "llms":
+            return _llms(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

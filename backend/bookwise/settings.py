@@ -345,6 +345,14 @@ class Settings(BaseSettings):
         "`BOOKWISE_MAX_STREAMS` and `BOOKWISE_HTTP_MAX_CONNECTIONS` apply per process.",
     )
 
+    # llms.txt and Markdown twins (issue 12, llms)
+    llms_max_chars: int = Field(
+        50_000,
+        ge=1_000,
+        description="Longest `llms.txt` `bookwise llms` writes, in characters. Over it, page descriptions "
+        "are dropped, then the list is cut with a link to `llms-full.txt`.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

@@ -1,5 +1,6 @@
 """`bookwise serve --site`: a built Docusaurus site served next to the API, as `docusaurus serve` would."""
 
+import mimetypes
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,8 @@ def client(tmp_path: Path, settings: Settings) -> Iterator[TestClient]:
         ".git/config": "[core]",
         "docs/.intro.md.swp": "swap",
         ".well-known/security.txt": "Contact: mailto:sec@example.org",
+        "llms.txt": "# Book",
+        "docs/intro.md": "# Intro",
     }
     for relative, text in files.items():
         (build / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -93,3 +96,21 @@ def test_openapi_schema_and_docs_pages_are_off_by_default(client: TestClient, se
     with TestClient(create_app(settings.model_copy(update={"api_docs": True}))) as documented:
         assert "/api/chat" in documented.get("/api/openapi.json").json()["paths"]
         assert documented.get("/api/docs").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type", "body"),
+    [
+        ("/llms.txt", "text/plain; charset=utf-8", "# Book"),
+        ("/docs/intro.md", "text/markdown; charset=utf-8", "# Intro"),
+    ],
+)
+def test_markdown_for_agents_is_served_as_text_even_without_a_system_md_type(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, path: str, content_type: str, body: str
+) -> None:
+    mimetypes.init()
+    monkeypatch.delitem(mimetypes.types_map, ".md", raising=False)  # as on a system without it
+    response = client.get(path)
+    assert (response.status_code, response.text) == (200, body)
+    assert response.headers["content-type"] == content_type
+    assert response.headers["cache-control"] == "no-cache"  # rewritten on every deploy, like pages

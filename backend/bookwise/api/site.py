@@ -23,6 +23,9 @@ from bookwise.errors import NotFoundError
 
 HTML_CACHE = "no-cache"  # pages change on every deploy; hashed assets may be cached for long
 ASSET_CACHE = "public, max-age=3600"
+# The Markdown for agents (`bookwise llms`) changes with every deploy, like the pages, and `.md` is
+# missing from some systems' MIME tables (Starlette would then guess text/plain).
+TEXT_TYPES = {".md": "text/markdown; charset=utf-8", ".txt": "text/plain; charset=utf-8"}
 
 
 def resolve(root: Path, url_path: str) -> Path | None:
@@ -52,7 +55,7 @@ def site_endpoint(site_dir: Path) -> Callable[[Request], Awaitable[Response]]:
             if not_found.is_file():
                 return FileResponse(not_found, status_code=404, headers={"Cache-Control": HTML_CACHE})
             return PlainTextResponse("Not Found", status_code=404)
-        cache = HTML_CACHE if path.suffix == ".html" else ASSET_CACHE
-        return FileResponse(path, headers={"Cache-Control": cache})
+        cache = HTML_CACHE if path.suffix in (".html", *TEXT_TYPES) else ASSET_CACHE
+        return FileResponse(path, headers={"Cache-Control": cache}, media_type=TEXT_TYPES.get(path.suffix))
 
     return serve_site

@@ -1,0 +1,208 @@
+"""llms.txt, llms-full.txt and the .md twins, written from what ingestion parsed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from bookwise.cli import main
+from bookwise.ingest.llms import LLMS_MAX_CHARS, Book, llms_index, twin_file, twin_url, write_llms
+from bookwise.ingest.models import Block, Document, Section
+from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+from bookwise.ingest.site import SiteConfig, read_site_config
+from examplesite import EXAMPLE_SITE
+
+FIXTURE_SITE = Path(__file__).resolve().parents[1] / "fixtures" / "docusite"
+PARAMS = ChunkingParams(10_000, 0, 0, 10_000, lambda text: len(text.split()))
+LINK_ITEM = re.compile(r"^- \[(?:[^\]\\]|\\.)+\]\((?P<url>[^)\s]+)\)(?::\s.+)?$")
+
+
+def validate_llms_txt(text: str) -> list[str]:
+    """llmstxt.org's shape: an H1 first, an optional `>` summary, then only `##` sections whose
+    lines are `- [name](url)` items with an optional `: note`. Returns the links."""
+    lines = text.splitlines()
+    assert lines[0].startswith("# ") and lines[0][2:].strip(), "the H1 comes first"
+    rest = [line for line in lines[1:] if line.strip()]
+    if rest and rest[0].startswith("> "):
+        rest = rest[1:]
+    assert rest and rest[0].startswith("## "), "then sections"
+    links: list[str] = []
+    for line in rest:
+        if line.startswith("## "):
+            assert line[3:].strip(), "a section has a name"
+            continue
+        match = LINK_ITEM.match(line)
+        assert match, f"not a link item: {line!r}"
+        links.append(match["url"])
+    return links
+
+
+def built_path(out: Path, url: str, site_url: str, base_url: str) -> Path:
+    assert url.startswith(site_url)
+    path = unquote(urlsplit(url).path)
+    base = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
+    assert path.startswith(base)
+    return out / path[len(base) :]
+
+
+def write(site_dir: Path, out: Path) -> tuple[SiteConfig, list[Document]]:
+    site = read_site_config(site_dir)
+    documents = ingest_site(site, PARAMS).documents
+    write_llms(
+        documents, site, Book("The Book", "What it is about", site.url.rstrip("/"), site.base_url), out
+    )
+    return site, documents
+
+
+@pytest.mark.parametrize("site_dir", [EXAMPLE_SITE, FIXTURE_SITE], ids=["example", "fixture"])
+def test_llms_txt_is_valid_and_every_link_is_a_written_twin(site_dir: Path, tmp_path: Path) -> None:
+    site, documents = write(site_dir, tmp_path)
+    text = (tmp_path / "llms.txt").read_text(encoding="utf-8")
+    assert len(text) <= LLMS_MAX_CHARS
+    links = validate_llms_txt(text)
+    assert text.startswith("# The Book\n\n> What it is about\n")
+    listed = [d for d in documents if not d.unlisted]
+    assert len(links) == len(listed) >= 8
+    for link in links:
+        assert link.endswith(".md")
+        assert built_path(tmp_path, link, site.url.rstrip("/"), site.base_url).is_file(), link
+    twins = sorted(tmp_path.rglob("*.md"))
+    assert len(twins) == len(documents)  # unlisted pages get a twin too, just no line in llms.txt
+
+
+def test_example_sections_follow_the_sidebar_modules_with_descriptions(tmp_path: Path) -> None:
+    write(EXAMPLE_SITE, tmp_path)
+    text = (tmp_path / "llms.txt").read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert sections == ["Docs", "Module 1: Foundations", "Module 2: Sensing", "Module 3: Control"]
+    assert (
+        "- [PID Control](http://127.0.0.1:8000/docs/control/pid-control.md): Feedback control with "
+        "proportional" in text
+    )
+    titles = re.findall(r"^- \[([^\]]+)\]", text, flags=re.M)
+    assert titles[:3] == ["Welcome", "Coordinate Frames and Poses", "Differential Drive Kinematics"]
+
+
+def test_twins_keep_title_headings_and_code_and_drop_jsx_and_imports(tmp_path: Path) -> None:
+    write(EXAMPLE_SITE, tmp_path)
+    twin = (tmp_path / "docs/foundations/differential-drive.md").read_text(encoding="utf-8")
+    assert twin.startswith(
+        "# Differential Drive Kinematics\n\nSource: http://127.0.0.1:8000/docs/foundations/"
+    )
+    assert "\n## From wheel speeds to body velocity\n" in twin  # the heading, its {#id} removed
+    assert '```python title="diff_drive.py"\n' in twin and twin.count("```") % 2 == 0
+    assert "def wheel_speeds(v, omega" in twin
+    for jsx in ("import Tabs", "<Tabs", "<TabItem", "</TabItem>", "<details", "<summary"):
+        assert jsx not in twin
+
+
+def test_fixture_twins_strip_esm_and_keep_tables(tmp_path: Path) -> None:
+    write(FIXTURE_SITE, tmp_path)
+    tabs = (tmp_path / "docs/content/tabs.md").read_text(encoding="utf-8")
+    assert tabs.startswith("# Tabs And Details\n")
+    assert "### With npm" in tabs and "| name | value |" in tabs
+    assert not re.search(r"^(import|export) ", tabs, flags=re.M)
+    assert "<Tabs" not in tabs and "{/*" not in tabs
+    esm = (tmp_path / "docs/content/md-with-esm.md").read_text(encoding="utf-8")
+    assert not re.search(r"^(import|export) ", esm, flags=re.M)
+
+
+def test_llms_full_is_every_listed_twin_in_sidebar_order(tmp_path: Path) -> None:
+    site, documents = write(EXAMPLE_SITE, tmp_path)
+    full = (tmp_path / "llms-full.txt").read_text(encoding="utf-8")
+    index = (tmp_path / "llms.txt").read_text(encoding="utf-8")
+    position = 0
+    for link in validate_llms_txt(index):
+        twin = built_path(tmp_path, link, site.url.rstrip("/"), site.base_url).read_text(encoding="utf-8")
+        found = full.find(twin, position)
+        assert found >= position, link
+        position = found + len(twin)
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "twin"),
+    [
+        ("/docs/intro", "/", "/docs/intro.md"),
+        ("/docs/intro/", "/", "/docs/intro.md"),
+        ("/docs/intro#setup", "/", "/docs/intro.md"),
+        ("/mysite/docs/guides/", "/mysite/", "/mysite/docs/guides.md"),
+        ("/", "/", "/index.md"),
+        ("/mysite/", "/mysite/", "/mysite/index.md"),
+        ("/mysite", "/mysite/", "/mysite/index.md"),
+    ],
+)
+def test_twin_url_rule(url: str, base: str, twin: str, tmp_path: Path) -> None:
+    assert twin_url(url, base) == twin
+    assert twin_file(tmp_path, url, base) == tmp_path / twin[len(base) :]
+
+
+def _page(n: int, module: str, description: str) -> Document:
+    body = Block(f"Text of page {n}.", 0, 10)
+    section = Section("k", "", "", 1, "", (f"Page {n}",), 0, 10, (body,))
+    return Document(
+        doc_path=f"m/p{n}.md",
+        doc_id=f"m/p{n}",
+        url=f"/docs/{module.lower().replace(' ', '-')}/page-number-{n}",
+        title=f"Page number {n} of the generated book",
+        description=description,
+        tags=(),
+        sidebar_label=None,
+        sidebar_position=float(n),
+        module=module,
+        chapter="",
+        version="current",
+        locale="en",
+        content_type="prose",
+        sections=(section,),
+    )
+
+
+def _book(pages: int, description: str) -> list[Document]:
+    return [_page(n, f"Module {n // 50}", description) for n in range(pages)]
+
+
+BOOK = Book("Huge", "A generated book", "https://example.test", "/")
+
+
+@pytest.mark.parametrize(
+    ("pages", "description", "fallback"),
+    [
+        (100, "A short note.", "none"),
+        (300, "A long description of the page that repeats itself. " * 4, "no_descriptions"),
+        (3000, "A short note.", "truncated"),
+    ],
+)
+def test_huge_books_fall_back_and_stay_under_the_cap(pages: int, description: str, fallback: str) -> None:
+    text, listed, used = llms_index(_book(pages, description), BOOK, LLMS_MAX_CHARS)
+    assert used == fallback
+    assert len(text) <= LLMS_MAX_CHARS
+    links = validate_llms_txt(text)
+    if fallback == "truncated":
+        assert links[-1] == "https://example.test/llms-full.txt"
+        assert len(links) - 1 == listed < pages
+        assert f"{pages - listed} of {pages} pages are not listed here" in text
+        assert len(text) > LLMS_MAX_CHARS - 200  # the cap is used, not wasted
+    else:
+        assert len(links) == listed == pages
+        assert (description.strip()[:20] in text) == (fallback == "none")
+
+
+def test_truncation_respects_a_small_cap() -> None:
+    text, listed, used = llms_index(_book(200, "note"), BOOK, 2_000)
+    assert used == "truncated" and 0 < listed < 200 and len(text) <= 2_000
+    validate_llms_txt(text)
+
+
+def test_bookwise_llms_writes_into_the_build_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "build"
+    out.mkdir()
+    assert main(["llms", str(EXAMPLE_SITE), "--out", str(out)]) == 0
+    assert "8 .md twins" in capsys.readouterr().out
+    index = (out / "llms.txt").read_text(encoding="utf-8")
+    assert index.startswith("# Robot Motion\n\n> A short course on how mobile robots move")
+    assert (out / "llms-full.txt").is_file() and (out / "docs/intro.md").is_file()

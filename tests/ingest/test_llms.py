@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from bookwise.cli import main
-from bookwise.ingest.llms import LLMS_MAX_CHARS, Book, llms_index, twin_file, twin_url, write_llms
+from bookwise.ingest.llms import (
+    LLMS_MAX_CHARS,
+    Book,
+    llms_index,
+    render_page,
+    source_links,
+    twin_file,
+    twin_url,
+    write_llms,
+)
 from bookwise.ingest.models import Block, Document, Section
 from bookwise.ingest.pipeline import ChunkingParams, ingest_site
 from bookwise.ingest.site import SiteConfig, read_site_config
@@ -206,3 +216,30 @@ def test_bookwise_llms_writes_into_the_build_folder(
     index = (out / "llms.txt").read_text(encoding="utf-8")
     assert index.startswith("# Robot Motion\n\n> A short course on how mobile robots move")
     assert (out / "llms-full.txt").is_file() and (out / "docs/intro.md").is_file()
+
+
+def test_links_between_pages_become_the_pages_absolute_urls(tmp_path: Path) -> None:
+    site, documents = write(EXAMPLE_SITE, tmp_path)
+    pages = {site.url.rstrip("/") + d.url for d in documents}
+    twin = (tmp_path / "docs/foundations/differential-drive.md").read_text(encoding="utf-8")
+    assert "[coordinate frames](http://127.0.0.1:8000/docs/foundations/coordinate-frames)" in twin
+    targets = re.findall(r"\]\((http[^)\s]+)\)", "".join(p.read_text() for p in tmp_path.rglob("*.md")))
+    assert len(targets) >= 10
+    for target in targets:
+        assert target.split("#")[0] in pages, target
+
+
+def test_links_in_code_and_unknown_files_are_left_as_written() -> None:
+    blocks = (
+        Block("See [b](b.md#x), [c](/docs/c) and [gone](gone.md).", 0, 10),
+        Block("```md\n[b](b.md)\n```", 10, 20, kind="code"),
+    )
+    page = replace(
+        _page(1, "M", ""), doc_path="m/a.md", sections=(Section("k", "", "", 1, "", (), 0, 20, blocks),)
+    )
+    other = replace(_page(2, "M", ""), doc_path="m/b.md", url="/docs/m/b")
+    text = render_page(page, BOOK, source_links([page, other], BOOK))
+    assert "[b](https://example.test/docs/m/b#x)" in text
+    assert "[c](https://example.test/docs/c)" in text
+    assert "[gone](gone.md)" in text
+    assert "```md\n[b](b.md)\n```" in text

@@ -9,11 +9,12 @@ first (``/docs/intro/`` → ``/docs/intro.md``), and the site's root page become
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import yaml
 
@@ -157,13 +158,45 @@ def _root_file(book: Book, name: str) -> str:
 # ---- rendering ----------------------------------------------------------------------------------
 
 
-def render_page(document: Document, book: Book) -> str:
+# An inline link's target: a relative file link (`../x.md#a`) or a site path (`/docs/x`).
+_LINK = re.compile(r"\]\((?P<target>[^)\s#]*)(?P<anchor>#[^)\s]*)?(?P<title>\s+\"[^\"]*\")?\)")
+SourceLinks = dict[tuple[str, str, str], str]  # (version, locale, doc_path) → page URL, absolute
+
+
+def source_links(documents: Iterable[Document], book: Book) -> SourceLinks:
+    return {(d.version, d.locale, d.doc_path): _absolute(book, d.url) for d in documents}
+
+
+def _relink(text: str, document: Document, book: Book, links: SourceLinks) -> str:
+    """Links as the site renders them, absolute: a doc file link becomes that page's URL (anchor
+    kept: a citable `url#anchor`), a site path gets the site's origin. Anything else is left as is."""
+
+    def replace(match: re.Match[str]) -> str:
+        target, anchor, title = match["target"], match["anchor"] or "", match["title"] or ""
+        if target.endswith((".md", ".mdx")) and "://" not in target and not target.startswith("/"):
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(document.doc_path), unquote(target)))
+            page = links.get((document.version, document.locale, path))
+            if page is not None:
+                return f"]({page}{anchor}{title})"
+        elif target.startswith("/") and not target.startswith("//") and book.site_url:
+            return f"]({book.site_url}{target}{anchor}{title})"
+        return match.group(0)
+
+    return _LINK.sub(replace, text)
+
+
+def render_page(document: Document, book: Book, links: SourceLinks | None = None) -> str:
     """One page as clean Markdown: its title as H1, a source line, then its sections as parsed."""
     parts = [f"# {document.title}", f"Source: {_absolute(book, document.url)}"]
     for section in document.sections:
         if section.heading and not (section.level == 1 and section.heading_text == document.title):
             parts.append(f"{'#' * max(section.level, 1)} {section.heading}")
-        parts.extend(block.text.strip() for block in section.blocks if block.text.strip())
+        for block in section.blocks:
+            text = block.text.strip()
+            if text and block.kind != "code" and links is not None:
+                text = _relink(text, document, book, links)
+            if text:
+                parts.append(text)
     return "\n\n".join(parts) + "\n"
 
 
@@ -245,7 +278,8 @@ def write_llms(
     documents: list[Document], site: SiteConfig, book: Book, out_dir: Path, max_chars: int = LLMS_MAX_CHARS
 ) -> LlmsReport:
     """Write llms.txt, llms-full.txt and every page's twin (all versions and locales) into ``out_dir``."""
-    pages = {d.url: render_page(d, book) for d in documents}
+    links = source_links(documents, book)
+    pages = {d.url: render_page(d, book, links) for d in documents}
     for url, markdown in pages.items():
         path = twin_file(out_dir, url, book.base_url)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -350,7 +350,8 @@ class Settings(BaseSettings):
         50_000,
         ge=1_000,
         description="Longest `llms.txt` `bookwise llms` writes, in characters. Over it, page descriptions "
-        "are dropped, then the list is cut with a link to `llms-full.txt`.",
+        "are dropped, then it links one list per section, then the list is cut with a link to "
+        "`llms-full.txt`.",
     )
 
     @property

@@ -170,40 +170,61 @@ def _page(n: int, module: str, description: str) -> Document:
     )
 
 
-def _book(pages: int, description: str) -> list[Document]:
-    return [_page(n, f"Module {n // 50}", description) for n in range(pages)]
+def _book(pages: int, description: str, per_module: int = 50) -> list[Document]:
+    return [_page(n, f"Module {n // per_module}", description) for n in range(pages)]
 
 
 BOOK = Book("Huge", "A generated book", "https://example.test", "/")
 
 
 @pytest.mark.parametrize(
-    ("pages", "description", "fallback"),
+    ("pages", "description", "per_module", "fallback"),
     [
-        (100, "A short note.", "none"),
-        (300, "A long description of the page that repeats itself. " * 4, "no_descriptions"),
-        (3000, "A short note.", "truncated"),
+        (100, "A short note.", 50, "none"),
+        (300, "A long description of the page that repeats itself. " * 4, 50, "no_descriptions"),
+        (3000, "A short note.", 50, "per_section"),
+        (3000, "A short note.", 3000, "truncated"),  # one huge section: nothing to split
+        (8000, "A short note.", 2, "truncated"),  # too many sections for one line each
     ],
 )
-def test_huge_books_fall_back_and_stay_under_the_cap(pages: int, description: str, fallback: str) -> None:
-    text, listed, used = llms_index(_book(pages, description), BOOK, LLMS_MAX_CHARS)
-    assert used == fallback
-    assert len(text) <= LLMS_MAX_CHARS
-    links = validate_llms_txt(text)
+def test_huge_books_fall_back_and_stay_under_the_cap(
+    pages: int, description: str, per_module: int, fallback: str
+) -> None:
+    index = llms_index(_book(pages, description, per_module), BOOK, LLMS_MAX_CHARS)
+    assert index.fallback == fallback
+    assert len(index.text) <= LLMS_MAX_CHARS
+    links = validate_llms_txt(index.text)
     if fallback == "truncated":
         assert links[-1] == "https://example.test/llms-full.txt"
-        assert len(links) - 1 == listed < pages
-        assert f"{pages - listed} of {pages} pages are not listed here" in text
-        assert len(text) > LLMS_MAX_CHARS - 200  # the cap is used, not wasted
+        assert len(links) - 1 == index.listed < pages
+        assert f"{pages - index.listed} of {pages} pages are not listed here" in index.text
+        assert len(index.text) > LLMS_MAX_CHARS - 200  # the cap is used, not wasted
+    elif fallback == "per_section":
+        assert len(links) == len(index.parts) == pages // per_module
+        assert [link.removeprefix("https://example.test/") for link in links] == list(index.parts)
+        part_links = [link for part in index.parts.values() for link in validate_llms_txt(part)]
+        assert len(part_links) == index.listed == pages  # every page one hop away, with its note
+        assert all(len(part) <= LLMS_MAX_CHARS for part in index.parts.values())
+        assert "A short note." in next(iter(index.parts.values()))
     else:
-        assert len(links) == listed == pages
-        assert (description.strip()[:20] in text) == (fallback == "none")
+        assert len(links) == index.listed == pages
+        assert (description.strip()[:20] in index.text) == (fallback == "none")
 
 
 def test_truncation_respects_a_small_cap() -> None:
-    text, listed, used = llms_index(_book(200, "note"), BOOK, 2_000)
-    assert used == "truncated" and 0 < listed < 200 and len(text) <= 2_000
-    validate_llms_txt(text)
+    index = llms_index(_book(200, "note", per_module=200), BOOK, 2_000)
+    assert index.fallback == "truncated" and 0 < index.listed < 200 and len(index.text) <= 2_000
+    validate_llms_txt(index.text)
+
+
+def test_per_section_lists_are_written_beside_llms_txt(tmp_path: Path) -> None:
+    site = SiteConfig(site_dir=tmp_path / "site", url="https://example.test")
+    report = write_llms(_book(200, "A short note.", per_module=20), site, BOOK, tmp_path / "out", 5_000)
+    assert report.fallback == "per_section" and report.listed == 200
+    for link in validate_llms_txt((tmp_path / "out/llms.txt").read_text(encoding="utf-8")):
+        part = (tmp_path / "out" / link.removeprefix("https://example.test/")).read_text(encoding="utf-8")
+        for twin in validate_llms_txt(part):
+            assert (tmp_path / "out" / twin.removeprefix("https://example.test/")).is_file()
 
 
 def test_bookwise_llms_writes_into_the_build_folder(

@@ -12,7 +12,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -42,7 +42,7 @@ class LlmsReport:
     listed: int  # pages linked from llms.txt
     llms_chars: int
     full_chars: int
-    fallback: str  # "none" | "no_descriptions" | "truncated"
+    fallback: str  # "none" | "no_descriptions" | "per_section" | "truncated"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -206,8 +206,7 @@ def _one_line(text: str) -> str:
 
 
 def _link(document: Document, book: Book, with_description: bool) -> str:
-    name = document.title.replace("[", "\\[").replace("]", "\\]")
-    line = f"- [{name}]({_absolute(book, twin_url(document.url, book.base_url))})"
+    line = f"- [{_escape(document.title)}]({_absolute(book, twin_url(document.url, book.base_url))})"
     description = _one_line(document.description) if with_description else ""
     return f"{line}: {description}" if description else line
 
@@ -219,25 +218,61 @@ def _header(book: Book) -> str:
     return header
 
 
-def llms_index(
-    documents: list[Document], book: Book, max_chars: int = LLMS_MAX_CHARS
-) -> tuple[str, int, str]:
-    """(llms.txt, pages listed, fallback). Over ``max_chars``: descriptions go, then whole sections
-    and pages are cut from the end and an ``## Optional`` line points to ``llms-full.txt``."""
+@dataclass(frozen=True)
+class LlmsIndex:
+    text: str  # llms.txt
+    listed: int  # pages reachable from it (directly, or through a per-section list)
+    fallback: str  # none | no_descriptions | per_section | truncated
+    parts: dict[str, str]  # per-section lists: path under the site root → text
+
+
+PARTS_DIR = "llms"  # per-section lists, when the book is too big for one llms.txt
+
+
+def llms_index(documents: list[Document], book: Book, max_chars: int = LLMS_MAX_CHARS) -> LlmsIndex:
+    """llms.txt under ``max_chars``. Over it, in turn: descriptions go; then llms.txt lists one line
+    per section linking that section's own list (``llms/NN-name.txt``, same format); then the flat
+    list is cut and an ``## Optional`` line points to ``llms-full.txt``."""
     groups = grouped(documents)
+    flat = _flat(groups, book, max_chars)
+    if flat.fallback != "truncated" or len(groups) < 2:
+        return flat
+    per_section = _per_section(groups, book, max_chars)
+    return per_section if len(per_section.text) <= max_chars else flat
+
+
+def _flat(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int) -> LlmsIndex:
+    total = sum(len(docs) for _, docs in groups)
     for with_description, fallback in ((True, "none"), (False, "no_descriptions")):
         text = _header(book) + "".join(
             f"\n## {name}\n\n" + "\n".join(_link(d, book, with_description) for d in docs) + "\n"
             for name, docs in groups
         )
         if len(text) <= max_chars:
-            return text, len(documents), fallback
-    return _truncated(groups, book, max_chars, len(documents))
+            return LlmsIndex(text, total, fallback, {})
+    return _truncated(groups, book, max_chars, total)
 
 
-def _truncated(
-    groups: list[tuple[str, list[Document]]], book: Book, max_chars: int, total: int
-) -> tuple[str, int, str]:
+def _per_section(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int) -> LlmsIndex:
+    lines: list[str] = []
+    parts: dict[str, str] = {}
+    listed = 0
+    for number, (name, docs) in enumerate(groups, start=1):
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "pages"
+        path = f"{PARTS_DIR}/{number:02d}-{slug}.txt"
+        part = _flat([(name, docs)], replace(book, title=f"{book.title}: {name}"), max_chars)
+        parts[path] = part.text
+        listed += part.listed
+        lines.append(f"- [{_escape(name)}]({_root_file(book, path)}): {len(docs)} pages")
+    text = _header(book) + "\n## Sections\n\n" + "\n".join(lines) + "\n"
+    return LlmsIndex(text, listed, "per_section", parts)
+
+
+def _escape(name: str) -> str:
+    return name.replace("[", "\\[").replace("]", "\\]")
+
+
+def _truncated(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int, total: int) -> LlmsIndex:
     def note(listed: int) -> str:
         return (
             f"\n## Optional\n\n- [Every page, in full]({_root_file(book, 'llms-full.txt')}): "
@@ -260,7 +295,7 @@ def _truncated(
         else:
             continue
         break
-    return text + note(listed), listed, "truncated"
+    return LlmsIndex(text + note(listed), listed, "truncated", {})
 
 
 def book_documents(documents: Iterable[Document], site: SiteConfig) -> list[Document]:
@@ -285,9 +320,12 @@ def write_llms(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(markdown, encoding="utf-8")
     listed_docs = book_documents(documents, site)
-    index, listed, fallback = llms_index(listed_docs, book, max_chars)
+    index = llms_index(listed_docs, book, max_chars)
     full = "\n".join(pages[d.url] for d in listed_docs)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "llms.txt").write_text(index, encoding="utf-8")
+    (out_dir / "llms.txt").write_text(index.text, encoding="utf-8")
     (out_dir / "llms-full.txt").write_text(full, encoding="utf-8")
-    return LlmsReport(len(pages), listed, len(index), len(full), fallback)
+    for relative, text in index.parts.items():
+        (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / relative).write_text(text, encoding="utf-8")
+    return LlmsReport(len(pages), index.listed, len(index.text), len(full), index.fallback)

@@ -264,3 +264,11 @@ def test_links_in_code_and_unknown_files_are_left_as_written() -> None:
     assert "[c](https://example.test/docs/c)" in text
     assert "[gone](gone.md)" in text
     assert "```md\n[b](b.md)\n```" in text
+
+
+def test_bookwise_llms_refuses_a_missing_build_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["llms", str(EXAMPLE_SITE), "--out", str(tmp_path / "nope")]) == 1
+    assert "not found" in capsys.readouterr().err
+    assert not (tmp_path / "nope").exists()

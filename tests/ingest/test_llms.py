@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -13,6 +14,7 @@ from bookwise.cli import main
 from bookwise.ingest.llms import (
     LLMS_MAX_CHARS,
     Book,
+    book_documents,
     llms_index,
     render_page,
     source_links,
@@ -219,6 +221,7 @@ def test_truncation_respects_a_small_cap() -> None:
 
 def test_per_section_lists_are_written_beside_llms_txt(tmp_path: Path) -> None:
     site = SiteConfig(site_dir=tmp_path / "site", url="https://example.test")
+    (tmp_path / "site/docs").mkdir(parents=True)
     report = write_llms(_book(200, "A short note.", per_module=20), site, BOOK, tmp_path / "out", 5_000)
     assert report.fallback == "per_section" and report.listed == 200
     for link in validate_llms_txt((tmp_path / "out/llms.txt").read_text(encoding="utf-8")):
@@ -272,3 +275,22 @@ def test_bookwise_llms_refuses_a_missing_build_folder(
     assert main(["llms", str(EXAMPLE_SITE), "--out", str(tmp_path / "nope")]) == 1
     assert "not found" in capsys.readouterr().err
     assert not (tmp_path / "nope").exists()
+
+
+def test_sidebar_order_puts_category_pages_first_and_unpositioned_items_last(
+    make_site: Callable[[dict[str, str]], Path],
+) -> None:
+    site_dir = make_site(
+        {
+            "docs/zeta.md": "# Zeta\n",  # no position: after every positioned item of its level
+            "docs/b-folder/_category_.json": '{"label": "B", "position": 1}',
+            "docs/b-folder/02-two.md": "# Two\n",
+            "docs/b-folder/01-one.md": "# One\n",
+            "docs/b-folder/index.md": "# B landing\n",
+            "docs/03-a-folder/x.md": "---\nsidebar_position: 1\n---\n# X\n",
+            "docs/intro.md": "---\nsidebar_position: 2\n---\n# Intro\n",
+        }
+    )
+    site = read_site_config(site_dir)
+    ordered = book_documents(ingest_site(site, PARAMS).documents, site)
+    assert [d.title for d in ordered] == ["B landing", "One", "Two", "Intro", "X", "Zeta"]

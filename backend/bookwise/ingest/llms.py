@@ -107,11 +107,20 @@ def sidebar_order(documents: Iterable[Document], docs_dir: Path) -> list[Documen
         folders = tuple(
             folder_key(docs_dir.joinpath(*parts[: i + 1]), parts[i]) for i in range(len(parts) - 1)
         )
+        if _is_category_index(parts):
+            return (*folders, (-_LAST, ""))  # the category's own page comes before its children
         position = document.sidebar_position
-        # A page sorts among the folders of its own level: (depth-padded) folder keys, then its own.
+        # Tuples compare level by level, so a page sorts among the folders beside it.
         return (*folders, (_LAST if position is None else position, parts[-1]))
 
     return sorted(documents, key=key)
+
+
+def _is_category_index(parts: list[str]) -> bool:
+    """``index.md``, ``README.md`` or a doc named like its folder (the docs plugin's rule)."""
+    stem = parts[-1].rsplit(".", 1)[0]
+    folder = strip_number_prefix(parts[-2])[0] if len(parts) > 1 else None
+    return len(parts) > 1 and (stem.lower() in ("index", "readme") or strip_number_prefix(stem)[0] == folder)
 
 
 def section_name(document: Document) -> str:
@@ -305,8 +314,12 @@ def book_documents(documents: Iterable[Document], site: SiteConfig) -> list[Docu
         for d in documents
         if d.locale == site.default_locale and d.version == site.effective_last_version and not d.unlisted
     ]
-    docs_dir = site.site_dir / site.docs_path
-    return sidebar_order(chosen, docs_dir)
+    served = [
+        source.directory
+        for source in site.docs_sources()
+        if source.locale == site.default_locale and source.version == site.effective_last_version
+    ]
+    return sidebar_order(chosen, served[0] if served else site.site_dir / site.docs_path)
 
 
 def write_llms(

@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
+
+    commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
     return parser
 
 
@@ -485,6 +487,13 @@ def _print_answer_end(events: list[Any]) -> None:
         print(f"\n{done['widen']['label']}: ask again with --scope {done['widen']['scope']}")
 
 
+def _mcp(settings: Settings) -> int:
+    from bookwise.api.mcp import serve_stdio
+
+    serve_stdio(settings)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -503,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args, settings)
         if args.command == "ask":
             return _ask(args, settings)
+        if args.command == "mcp":
+            return _mcp(settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

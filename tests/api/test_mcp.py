@@ -1,0 +1,194 @@
+"""The MCP server, driven by the SDK's own client as an agent would: over stdio (spawning
+`bookwise mcp`) and over streamable HTTP at /mcp on a real uvicorn API, on a small ingested book."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from apiserver import build_book, running_api
+from bookwise.settings import Settings
+
+BACKEND = Path(__file__).resolve().parents[2] / "backend"
+TITLE = "Quokka Care"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return build_book(tmp_path_factory.mktemp("mcp"), book_title=TITLE)
+
+
+@pytest.fixture(scope="module")
+def api(book: Settings) -> Iterator[str]:
+    with running_api(book) as url:
+        yield url
+
+
+def stdio_server(settings: Settings) -> StdioServerParameters:
+    env = {
+        "PYTHONPATH": str(BACKEND),
+        "BOOKWISE_DATA_DIR": str(settings.data_dir),
+        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
+        "BOOKWISE_BOOK_TITLE": TITLE,
+        "PATH": os.environ.get("PATH", ""),
+    }
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "bookwise.cli", "mcp"], env=env, cwd=str(settings.data_dir)
+    )
+
+
+def with_client(target: Any, session: Callable[[Client], Awaitable[None]]) -> None:
+    async def run() -> None:
+        async with Client(target) as client:
+            await session(client)
+
+    anyio.run(run)
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refused(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    text = result.content[0]
+    return str(getattr(text, "text", ""))
+
+
+async def every_tool(client: Client) -> None:
+    """The three tools on the book, and their refusals: shared by both transports."""
+    assert TITLE in (client.instructions or "") and "url#anchor" in (client.instructions or "")
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"search", "read", "contents"}
+    assert all(TITLE in (tool.description or "") for tool in tools.values())
+
+    found = await call(client, "search", {"query": "peppermint leaves", "limit": 3})
+    first = found["results"][0]
+    assert first["url"] == "/docs/care/feeding#morning-feed"
+    assert first["breadcrumb"] == ["Feeding quokkas"] and "peppermint" in first["snippet"]
+    assert found["covered"] is True and len(found["results"]) <= 3
+
+    section = await call(client, "read", {"url": first["url"]})
+    assert section["kind"] == "section" and section["page_url"] == "/docs/care/feeding"
+    assert section["heading_path"] == ["Feeding quokkas", "Morning feed"]
+    assert section["markdown"].startswith("## Morning feed\n\nQuokkas eat leaves of the peppermint")
+    assert section["previous"] is None
+    assert section["next"] == {"heading": "Evening feed", "url": "/docs/care/feeding#evening-feed"}
+
+    page = await call(client, "read", {"url": "http://docs.example/docs/care/feeding/"})
+    assert page["kind"] == "page" and page["url"] == "/docs/care/feeding"
+    assert page["markdown"].startswith("# Feeding quokkas\n\n## Morning feed")
+    assert "## Evening feed\n\nIn the evening" in page["markdown"]
+    assert [s["url"] for s in page["sections"]] == [
+        "/docs/care/feeding#morning-feed",
+        "/docs/care/feeding#evening-feed",
+    ]
+
+    toc = await call(client, "contents", {})
+    care = next(m for m in toc["modules"] if m["module"] == "Care")
+    pages = {p["url"]: p for chapter in care["chapters"] for p in chapter["pages"]}
+    assert set(pages) == {"/docs/care/feeding", "/docs/care/housing"}
+    assert [h["url"] for h in pages["/docs/care/housing"]["headings"]] == [
+        "/docs/care/housing#burrows",
+        "/docs/care/housing#injected-note",
+    ]
+    only = await call(client, "contents", {"module": "Care"})
+    assert [m["module"] for m in only["modules"]] == ["Care"]
+
+    # Bad arguments: tool errors naming the problem, and the server keeps serving.
+    assert "query is empty" in await refused(client, "search", {"query": "   "})
+    assert "top_k must be between" in await refused(client, "search", {"query": "quokka", "limit": 0})
+    assert "too long" in await refused(client, "search", {"query": "q" * 5000})
+    assert "url" in await refused(client, "read", {"url": 5})
+    assert "no page of this book" in await refused(client, "read", {"url": "/docs/nowhere"})
+    assert "no section #nope" in await refused(client, "read", {"url": "/docs/care/feeding#nope"})
+    assert "no module 'Cooking'" in await refused(client, "contents", {"module": "Cooking"})
+    assert "Unknown tool" in await refused(client, "delete_book", {})
+    assert (await call(client, "search", {"query": "burrow", "module": "Care"}))["results"]
+
+
+def test_every_tool_over_stdio(book: Settings) -> None:
+    with_client(stdio_server(book), every_tool)
+
+
+def test_every_tool_over_streamable_http(api: str) -> None:
+    with_client(f"{api}/mcp", every_tool)
+
+
+def test_search_cites_what_the_api_cites(api: str) -> None:
+    queries = ("peppermint leaves", "where do quokkas sleep", "evening grasses")
+    seen: dict[str, list[str]] = {}
+
+    async def search_all(client: Client) -> None:
+        for query in queries:
+            found = await call(client, "search", {"query": query, "limit": 5})
+            seen[query] = [result["url"] for result in found["results"]]
+
+    with_client(f"{api}/mcp", search_all)
+    for query in queries:
+        body = {"query": query, "top_k": 5}
+        expected = [s["url"] for s in httpx.post(f"{api}/api/search", json=body).json()["sources"]]
+        assert seen[query] == expected and expected
+
+
+def test_mcp_refuses_a_host_not_allowed(api: str) -> None:
+    response = httpx.post(f"{api}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:8000"})
+    assert response.status_code == 421
+    assert response.json()["error"]["code"] == "host_not_allowed"
+
+
+def test_mcp_refuses_a_foreign_origin(api: str) -> None:
+    response = httpx.post(
+        f"{api}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "http://evil.example"}
+    )
+    assert response.status_code == 403
+
+
+def test_mcp_answers_a_plain_json_rpc_client(api: str) -> None:
+    response = httpx.post(f"{api}/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    assert response.status_code == 200, response.text
+    events = [line for line in response.text.splitlines() if line.startswith("data:")]
+    assert json.loads(events[0][5:])["result"]["serverInfo"]["name"].startswith(TITLE)
+
+
+def test_mcp_is_rate_limited(tmp_path: Path) -> None:
+    settings = build_book(tmp_path, rate_limit_per_minute=2)
+    with running_api(settings) as url:
+        statuses = [
+            httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code for _ in range(3)
+        ]
+    assert statuses[:2] == [200, 200] and statuses[2] == 429
+
+
+def test_mcp_body_size_is_capped(tmp_path: Path) -> None:
+    settings = build_book(tmp_path, max_body_bytes=2048)
+    big = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 4096}}
+    with running_api(settings) as url:
+        response = httpx.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
+    assert response.status_code == 413

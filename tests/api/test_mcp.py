@@ -11,13 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from apiserver import build_book, running_api
+from apiserver import build_book, ingest_hashed, running_api
+from bookwise.api.mcp import BookTools, build_mcp_server
+from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
+from bookwise.validation import RequestLimits
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 TITLE = "Quokka Care"
@@ -192,3 +196,31 @@ def test_mcp_body_size_is_capped(tmp_path: Path) -> None:
     with running_api(settings) as url:
         response = httpx.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
     assert response.status_code == 413
+
+
+def test_contents_and_read_follow_a_reingest(tmp_path: Path) -> None:
+    settings = build_book(tmp_path, book_title=TITLE)
+    retriever = Retriever.open(settings)
+
+    async def opened() -> Retriever:
+        return retriever
+
+    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+
+    async def pages(client: Client) -> set[str]:
+        toc = await call(client, "contents", {})
+        return {p["url"] for m in toc["modules"] for c in m["chapters"] for p in c["pages"]}
+
+    async def session(client: Client) -> None:
+        assert "/docs/care/grooming" not in await pages(client)
+        page = tmp_path / "site" / "docs" / "care" / "grooming.md"
+        page.write_text("# Grooming\n\n## Brushing\n\nBrush the quokka's fur weekly.\n", encoding="utf-8")
+        await anyio.to_thread.run_sync(ingest_hashed, settings, tmp_path / "site")
+        assert "/docs/care/grooming" in await pages(client)
+        section = await call(client, "read", {"url": "/docs/care/grooming#brushing"})
+        assert "Brush the quokka's fur weekly." in section["markdown"]
+
+    try:
+        with_client(server, session)
+    finally:
+        retriever.close()

@@ -108,7 +108,7 @@ def create_app(
     app.add_middleware(
         JsonCORSMiddleware,
         allow_origins=settings.allowed_origins,
-        allow_methods=["GET", "POST", "DELETE"],  # DELETE: an MCP client ending its session
+        allow_methods=["GET", "POST"],  # /mcp is stateless: no session for a DELETE to end
         allow_headers=["content-type", "x-request-id", "mcp-session-id", "mcp-protocol-version"],
         expose_headers=["x-request-id", "retry-after", "mcp-session-id"],
         allow_credentials=False,

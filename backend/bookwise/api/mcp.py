@@ -10,6 +10,7 @@ payloads, once per index generation. Served over stdio (``bookwise mcp``) and ov
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -283,7 +284,12 @@ Optional = Annotated[str | None, Field(description="only this one (optional)")]
 
 def build_mcp_server(title: str, tools: BookTools) -> MCPServer:
     """The MCP server of the book ``title``: its name, instructions and tool descriptions name it."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     server: MCPServer = MCPServer(name=f"{title} (Bookwise)", instructions=instructions(title))
+    # The SDK configures the root logger (its own handler, INFO): the API's logs stay JSON lines.
+    root.setLevel(level)
+    root.handlers[:] = handlers
 
     @server.tool(
         name="search",

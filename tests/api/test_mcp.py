@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from apiserver import build_book, ingest_hashed, running_api
 from bookwise.api.mcp import BookTools, build_mcp_server
+from bookwise.api.services import IndexHandle
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
@@ -224,3 +225,38 @@ def test_contents_and_read_follow_a_reingest(tmp_path: Path) -> None:
         with_client(server, session)
     finally:
         retriever.close()
+
+
+def test_no_index_yet_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    settings = build_book(tmp_path).model_copy(update={"data_dir": tmp_path / "empty"})
+    index = IndexHandle(opener=lambda: Retriever.open(settings))
+    server = build_mcp_server(TITLE, BookTools(index.get, RequestLimits.from_settings(settings)))
+
+    async def session(client: Client) -> None:
+        for tool, arguments in (
+            ("search", {"query": "quokka"}),
+            ("read", {"url": "/docs/intro"}),
+            ("contents", {}),
+        ):
+            assert "index_not_found" in await refused(client, tool, arguments)
+        assert len((await client.list_tools()).tools) == 3  # still serving
+
+    with_client(server, session)
+
+
+def test_browser_clients_may_read_the_mcp_session_header(tmp_path: Path) -> None:
+    site = "https://docs.example.org"
+    settings = build_book(tmp_path, allowed_origins=[site])
+    with running_api(settings) as url:
+        response = httpx.post(f"{url}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": site})
+        preflight = httpx.options(
+            f"{url}/mcp",
+            headers={
+                "Origin": site,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type, mcp-session-id, mcp-protocol-version",
+            },
+        )
+    assert response.status_code == 200
+    assert "mcp-session-id" in response.headers["access-control-expose-headers"].lower()
+    assert preflight.status_code == 200, preflight.text

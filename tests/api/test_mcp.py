@@ -17,12 +17,13 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from apiserver import build_book, ingest_hashed, running_api
+from apiserver import build_book, hash_settings, ingest_hashed, running_api
 from bookwise.api.mcp import BookTools, build_mcp_server
 from bookwise.api.services import IndexHandle
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
+from docusite import FIXTURE_SITE
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 TITLE = "Quokka Care"
@@ -260,3 +261,56 @@ def test_browser_clients_may_read_the_mcp_session_header(tmp_path: Path) -> None
     assert response.status_code == 200
     assert "mcp-session-id" in response.headers["access-control-expose-headers"].lower()
     assert preflight.status_code == 200, preflight.text
+
+
+def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
+    """The Docusaurus fixture (slugs, numbered folders, partials, tabs, an unlisted page): every page
+    and heading the contents list, and every search result, reads back at its own URL."""
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, FIXTURE_SITE)
+    retriever = Retriever.open(settings)
+
+    async def opened() -> Retriever:
+        return retriever
+
+    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+
+    async def session(client: Client) -> None:
+        toc = await call(client, "contents", {})
+        pages = [p for m in toc["modules"] for c in m["chapters"] for p in c["pages"]]
+        assert len(pages) > 20 and all("unlisted" not in p["url"].lower() for p in pages)
+        for page in pages:
+            read = await call(client, "read", {"url": page["url"]})
+            assert read["kind"] == "page" and read["url"] == page["url"] and read["markdown"]
+            for heading in page["headings"]:
+                section = await call(client, "read", {"url": heading["url"]})
+                assert section["url"] == heading["url"] and section["page_url"] == page["url"]
+        for query in ("install", "tabs", "client api", "lesson"):
+            for result in (await call(client, "search", {"query": query}))["results"]:
+                assert (await call(client, "read", {"url": result["url"]}))["url"] == result["url"]
+
+    try:
+        with_client(server, session)
+    finally:
+        retriever.close()
+
+
+def test_read_finds_a_page_whose_url_has_a_space(tmp_path: Path) -> None:
+    """Regression: pages were keyed by their percent-encoded URL but looked up decoded."""
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, FIXTURE_SITE)
+    retriever = Retriever.open(settings)
+
+    async def opened() -> Retriever:
+        return retriever
+
+    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+
+    async def session(client: Client) -> None:
+        for url in ("/mysite/docs/misc/doc%20with%20space", "/mysite/docs/misc/doc with space"):
+            assert (await call(client, "read", {"url": url}))["url"] == "/mysite/docs/misc/doc%20with%20space"
+
+    try:
+        with_client(server, session)
+    finally:
+        retriever.close()

@@ -117,7 +117,9 @@ class Book:
 
     def find(self, url: str) -> tuple[Page, Section | None]:
         """The page of ``url`` (absolute or site-relative) and, for ``url#anchor``, its section."""
-        page = next((self.by_url[p] for p in page_paths(url) if p in self.by_url), None)
+        # Pages are keyed by their citation form (percent-encoded, as `site_url` writes it).
+        forms = [site_url(path) for path in page_paths(url)]
+        page = next((self.by_url[form] for form in forms if form in self.by_url), None)
         if page is None:
             raise ToolError(f"no page of this book at {url!r}; use search or contents to find one")
         fragment = urlsplit(url.strip()).fragment

@@ -195,9 +195,17 @@ def test_mcp_is_rate_limited(tmp_path: Path) -> None:
 def test_mcp_body_size_is_capped(tmp_path: Path) -> None:
     settings = build_book(tmp_path, max_body_bytes=2048)
     big = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 4096}}
+    body = json.dumps(big).encode()
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: counted while it is read
+        for start in range(0, len(body), 1000):
+            yield body[start : start + 1000]
+
     with running_api(settings) as url:
-        response = httpx.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
-    assert response.status_code == 413
+        declared = httpx.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
+        streamed = httpx.post(f"{url}/mcp", content=chunked(), headers=MCP_HEADERS)
+    assert declared.status_code == 413 and streamed.status_code == 413
+    assert streamed.json()["error"]["code"] == "payload_too_large"
 
 
 def test_contents_and_read_follow_a_reingest(tmp_path: Path) -> None:

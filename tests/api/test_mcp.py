@@ -96,6 +96,7 @@ async def every_tool(client: Client) -> None:
 
     found = await call(client, "search", {"query": "peppermint leaves", "limit": 3})
     first = found["results"][0]
+    assert "link" not in first  # the test book's site has no `url`: links stay site-relative
     assert first["url"] == "/docs/care/feeding#morning-feed"
     assert first["breadcrumb"] == ["Feeding quokkas"] and "peppermint" in first["snippet"]
     assert found["covered"] is True and len(found["results"]) <= 3
@@ -295,7 +296,10 @@ def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
                 assert section["url"] == heading["url"] and section["page_url"] == page["url"]
         for query in ("install", "tabs", "client api", "lesson"):
             for result in (await call(client, "search", {"query": query}))["results"]:
-                assert (await call(client, "read", {"url": result["url"]}))["url"] == result["url"]
+                # Absolute links from the site's `url` (https://example.test); the path has its baseUrl.
+                assert result["link"] == "https://example.test" + result["url"]
+                read = await call(client, "read", {"url": result["link"]})
+                assert read["url"] == result["url"] and read["link"] == result["link"]
 
     try:
         with_client(server, session)

@@ -169,6 +169,7 @@ class BookTools:
             result = await retriever.asearch(query, top_k=limit, filters=wanted)
         except BookwiseError as error:
             raise ToolError(f"{error.code}: {error.shown}") from error
+        origin = _origin(retriever.site_url)
         return {
             "query": result.query,
             "covered": result.sufficient_context,
@@ -178,6 +179,7 @@ class BookTools:
                     "heading": source["heading_text"] or source["title"],
                     "breadcrumb": source["breadcrumb"],
                     "url": source["url"],
+                    **({"link": origin + source["url"]} if origin else {}),
                     "page_url": source["page_url"],
                     "snippet": source["snippet"],
                     "score": source["score"],
@@ -187,8 +189,14 @@ class BookTools:
         }
 
     async def read(self, url: str) -> dict[str, Any]:
-        book = await self._current_book()
+        book, origin = await self._current_book()
         page, section = book.find(url)
+        return {
+            **self._read(book, page, section),
+            **({"link": origin + (section or page).url} if origin else {}),
+        }
+
+    def _read(self, book: Book, page: Page, section: Section | None) -> dict[str, Any]:
         if section is None:
             at = book.pages.index(page)
             return {
@@ -216,7 +224,7 @@ class BookTools:
         }
 
     async def contents(self, module: str | None, chapter: str | None) -> dict[str, Any]:
-        book = await self._current_book()
+        book, _ = await self._current_book()
         pages = [p for p in book.pages if p.listed]
         for name, value, known in (
             ("module", module, {p.module for p in pages}),
@@ -236,12 +244,14 @@ class BookTools:
             ]
         }
 
-    async def _current_book(self) -> Book:
+    async def _current_book(self) -> tuple[Book, str]:
+        """The book, and the site's origin for absolute links ("" when the site has no ``url``)."""
         try:
             retriever = await self._retriever()
-            return await anyio.to_thread.run_sync(self._book_of, retriever)
+            book = await anyio.to_thread.run_sync(self._book_of, retriever)
         except BookwiseError as error:
             raise ToolError(f"{error.code}: {error.shown}") from error
+        return book, _origin(retriever.site_url)
 
     def _book_of(self, retriever: Retriever) -> Book:
         # Built once per index generation: a re-ingest is followed on the next call.
@@ -250,6 +260,12 @@ class BookTools:
             if self._book is None or self._book[0] != generation:
                 self._book = (generation, Book.from_payloads(retriever.chunk_payloads()))
             return self._book[1]
+
+
+def _origin(site_url: str) -> str:
+    """``scheme://host[:port]`` of the site's configured ``url``: page URLs already carry the base path."""
+    parts = urlsplit(site_url.strip())
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
 
 
 def _page_link(page: Page) -> dict[str, str]:
@@ -275,8 +291,9 @@ def instructions(title: str) -> str:
     return (
         f"This server gives you the documentation book {title!r}: search it, read its sections and pages "
         "as Markdown, and list its table of contents. Answer from what you read, and cite every fact "
-        "with the `url#anchor` link of the section it comes from (the `url` of a search result or of "
-        "read); those links open the book at that heading. When search says the book does not seem "
+        "with the `url#anchor` link of the section it comes from: the `link` of a search result or of "
+        "read (absolute), or its `url` (site-relative) when there is no `link`; those links open the "
+        "book at that heading. When search says the book does not seem "
         "to cover a question, say so rather than guess."
     )
 

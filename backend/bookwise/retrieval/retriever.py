@@ -200,6 +200,11 @@ class Retriever:
         self._maybe_refresh()
         return self.index_version
 
+    @property
+    def site_url(self) -> str:
+        """The site's address as its Docusaurus config gives it (``url``, e.g. an origin), or ""."""
+        return str(self._reader.manifest.site.get("url") or "")
+
     def chunk_payloads(self) -> list[dict[str, Any]]:
         """Every chunk's payload in the loaded generation: the book's structure and text, for a
         table of contents or a whole page (the MCP tools), not for ranking."""

@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--title", help="llms.txt title (default: the config's `title`)")
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
+    commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
     return parser
 
 
@@ -531,6 +532,13 @@ def _llms(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _mcp(settings: Settings) -> int:
+    from bookwise.api.mcp import serve_stdio
+
+    serve_stdio(settings)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -551,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
             return _ask(args, settings)
         if args.command == "llms":
             return _llms(args, settings)
+        if args.command == "mcp":
+            return _mcp(settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

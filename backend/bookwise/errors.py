@@ -219,6 +219,13 @@ class OriginNotAllowedError(RequestRejected):
     status_code = 403
 
 
+class HostNotAllowedError(RequestRejected):
+    """A Host that is not the API's (``allowed_hosts``) on ``/mcp``: a DNS-rebinding page's request."""
+
+    code = "host_not_allowed"
+    status_code = 421
+
+
 class RateLimitedError(RequestRejected):
     code = "rate_limited"
     retryable = True

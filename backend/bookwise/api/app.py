@@ -18,6 +18,7 @@ from bookwise.api.guard import Guard, JsonCORSMiddleware
 from bookwise.api.handlers import install_error_handlers
 from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
+from bookwise.api.mcp import BookTools, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
 from bookwise.api.routes import chat, feedback, health, search, widget
 from bookwise.api.services import Services, build_services
@@ -31,7 +32,10 @@ PLACEHOLDER_WIDGET = Path(__file__).with_name("static") / "widget.js"
 
 
 def _lifespan(
-    shared: Services, rate_limiter: RateLimiter, index_name: str
+    shared: Services,
+    rate_limiter: RateLimiter,
+    index_name: str,
+    mcp_sessions: Callable[[], AbstractAsyncContextManager[None]],
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     """Open feedback and the index at start; close them (and the model's and Redis' clients) at the end."""
 
@@ -44,7 +48,8 @@ def _lifespan(
             log_event("index_unavailable", logging.WARNING, code=error.code, detail=error.message)
         log_event("started", llm=shared.llm.model if shared.llm else None, index=index_name)
         try:
-            yield
+            async with mcp_sessions():  # a route's app has no lifespan of its own
+                yield
         finally:
             await shared.index.close()
             shared.feedback.close()
@@ -71,10 +76,13 @@ def create_app(
         redis_url=settings.redis_url,
         redis_timeout_s=settings.redis_timeout_s,
     )
+    book = build_mcp_server(settings.book_title, BookTools(shared.index.get, shared.limits))
     app = FastAPI(
         title="Bookwise",
         version="0.1.0",
-        lifespan=_lifespan(shared, rate_limiter, settings.qdrant_url or "edge"),
+        lifespan=_lifespan(
+            shared, rate_limiter, settings.qdrant_url or "edge", lambda: book.session_manager.run()
+        ),
         openapi_url="/api/openapi.json" if settings.api_docs else None,
         docs_url="/api/docs" if settings.api_docs else None,
         redoc_url=None,
@@ -84,6 +92,7 @@ def create_app(
     install_error_handlers(app)
     for routes in (chat, search, feedback, health, widget):
         app.include_router(routes.router)
+    app.router.routes.extend(http_routes(book, max_body_bytes=settings.max_body_bytes))  # /mcp
     if settings.site_dir is not None:
         # Last: every API route above wins over a page of the same path.
         app.add_route("/{path:path}", site_endpoint(settings.site_dir), methods=["GET", "HEAD"])
@@ -99,9 +108,9 @@ def create_app(
     app.add_middleware(
         JsonCORSMiddleware,
         allow_origins=settings.allowed_origins,
-        allow_methods=["GET", "POST"],
-        allow_headers=["content-type", "x-request-id"],
-        expose_headers=["x-request-id", "retry-after"],
+        allow_methods=["GET", "POST"],  # /mcp is stateless: no session for a DELETE to end
+        allow_headers=["content-type", "x-request-id", "mcp-session-id", "mcp-protocol-version"],
+        expose_headers=["x-request-id", "retry-after", "mcp-session-id"],
         allow_credentials=False,
         max_age=600,
     )

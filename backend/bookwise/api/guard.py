@@ -26,6 +26,7 @@ from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import request_id_var
 from bookwise.errors import (
     BookwiseError,
+    HostNotAllowedError,
     OriginNotAllowedError,
     PayloadTooLargeError,
     RequestRejected,
@@ -137,12 +138,20 @@ class Guard:
             await send(message)
 
         try:
-            if scope["method"] == "POST" and scope["path"].startswith("/api/"):
+            # MCP (streamable HTTP) gets the API's checks on POST, and a Host check on every method
+            # (the transport's DNS-rebinding guard, with the API's own host rule).
+            is_mcp = scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")
+            checked = scope["method"] == "POST" and (scope["path"].startswith("/api/") or is_mcp)
+            if checked or is_mcp:
                 try:
-                    await self._check(scope, headers, client)
+                    if is_mcp and not host_allowed(scope, headers.get("host", ""), self.allowed_hosts):
+                        raise HostNotAllowedError("this host name is not one of the API's (allowed_hosts)")
+                    if checked:
+                        await self._check(scope, headers, client)
                 except RequestRejected as error:
                     await error_response(error, request_id)(scope, receive, send_with_id)
                     return
+            if checked:
                 receive = self._counted(receive)
             await self.app(scope, receive, send_with_id)
         finally:

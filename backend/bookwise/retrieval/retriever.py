@@ -195,6 +195,21 @@ class Retriever:
         query, top_k, clean = validation.retrieval(query, top_k, filters, self._limits)
         return self._run(query, top_k, clean)
 
+    def generation(self) -> str:
+        """The live index generation, after following a re-ingest if one is due."""
+        self._maybe_refresh()
+        return self.index_version
+
+    @property
+    def site_url(self) -> str:
+        """The site's address as its Docusaurus config gives it (``url``, e.g. an origin), or ""."""
+        return str(self._reader.manifest.site.get("url") or "")
+
+    def chunk_payloads(self) -> list[dict[str, Any]]:
+        """Every chunk's payload in the loaded generation: the book's structure and text, for a
+        table of contents or a whole page (the MCP tools), not for ranking."""
+        return [hit.payload for hit in self._reader.all_chunks()]
+
     def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         """The section of the reader's page that holds a selected passage: the selection's citation.
 

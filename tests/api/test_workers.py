@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from apiserver import BOOK, build_book, hash_settings, ingest_hashed
+from apiserver import BOOK, build_book, hash_settings, ingest_hashed, wait_until_serving
 from servers import closed_port_url
 
 BOOKWISE = [sys.executable, "-m", "bookwise.cli"]
@@ -83,16 +83,7 @@ def serving(root: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.communicate()[1]
-            assert time.monotonic() < deadline, "bookwise serve did not start"
-            time.sleep(0.1)
+        wait_until_serving(url, process)
         yield url, process
     finally:
         process.terminate()

@@ -431,7 +431,8 @@ def test_on_a_phone_the_panel_fills_the_screen_at_once_with_reduced_motion(
         context.close()
 
 
-def test_the_widget_shows_only_on_its_paths(page: Page, site: Site) -> None:
+def reload_widget_on_housing_only(page: Page, site: Site) -> None:
+    """The feeding page, with the widget loaded again to show only under /docs/care/housing."""
     visit(page, site.page_url("/docs/care/feeding"))
     page.evaluate(
         """api => {
@@ -443,6 +444,10 @@ def test_the_widget_shows_only_on_its_paths(page: Page, site: Site) -> None:
         site.api,
     )
     page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
+
+
+def test_the_widget_shows_only_on_its_paths(page: Page, site: Site) -> None:
+    reload_widget_on_housing_only(page, site)
     expect(part(page, "launcher")).to_be_hidden()
     route_to(page, "/docs/care/housing")
     expect(part(page, "launcher")).to_be_visible()
@@ -452,17 +457,7 @@ def test_the_plugins_navigate_event_rechecks_the_paths_after_a_route_change_no_c
     page: Page, site: Site
 ) -> None:
     # The plugin's client module dispatched `bookwise:navigate` and nothing listened to it.
-    visit(page, site.page_url("/docs/care/feeding"))
-    page.evaluate(
-        """api => {
-            window.Bookwise.destroy();
-            const script = Object.assign(document.createElement('script'), {src: api + '/widget.js'});
-            Object.assign(script.dataset, {apiUrl: api, paths: '/docs/care/housing'});
-            document.head.append(script);
-        }""",
-        site.api,
-    )
-    page.wait_for_function("() => window.Bookwise && document.getElementById('bookwise-widget')")
+    reload_widget_on_housing_only(page, site)
     expect(part(page, "launcher")).to_be_hidden()
     page.evaluate(
         """() => {

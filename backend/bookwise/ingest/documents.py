@@ -21,7 +21,9 @@ from bookwise.ingest.source import SourceFile, line_of, read_source
 DESCRIPTION_SOURCE_CHARS = 20_000  # far beyond any real first paragraph line
 
 
-def category_label(directory: Path) -> str:
+def category_metadata(directory: Path) -> dict[str, Any]:
+    """The folder's ``_category_`` file as a mapping; empty when there is none or it is broken (a
+    broken category file only loses its label and position)."""
     for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
         path = directory / name
         if path.is_file():
@@ -29,11 +31,14 @@ def category_label(directory: Path) -> str:
                 text = path.read_text(encoding="utf-8")
                 data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
             except (OSError, ValueError, yaml.YAMLError):
-                break  # a broken category file only loses its label
-            if isinstance(data, dict) and isinstance(data.get("label"), str):
-                return str(data["label"])
-            break
-    return strip_number_prefix(directory.name)[0]
+                return {}
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def category_label(directory: Path) -> str:
+    label = category_metadata(directory).get("label")
+    return label if isinstance(label, str) else strip_number_prefix(directory.name)[0]
 
 
 def _tags(raw: Any) -> tuple[str, ...]:

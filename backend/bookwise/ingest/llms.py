@@ -8,7 +8,6 @@ first (``/docs/intro/`` → ``/docs/intro.md``), and the site's root page become
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable
@@ -16,8 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-import yaml
-
+from bookwise.ingest.documents import category_metadata
 from bookwise.ingest.models import Document
 from bookwise.ingest.routing import strip_number_prefix
 from bookwise.ingest.site import CONFIG_NAMES, SiteConfig
@@ -75,17 +73,8 @@ def _first_literal(text: str, key: str) -> str:
 
 
 def _category_position(directory: Path) -> float | None:
-    for name in ("_category_.json", "_category_.yml", "_category_.yaml"):
-        path = directory / name
-        if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8")
-                data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
-            except (OSError, ValueError, yaml.YAMLError):
-                return None
-            position = data.get("position") if isinstance(data, dict) else None
-            return float(position) if isinstance(position, int | float) else None
-    return None
+    position = category_metadata(directory).get("position")
+    return float(position) if isinstance(position, int | float) else None
 
 
 def sidebar_order(documents: Iterable[Document], docs_dir: Path) -> list[Document]:

@@ -19,7 +19,11 @@ function pluginBookwise(context, options) {
     name: 'docusaurus-plugin-bookwise',
 
     getClientModules() {
-      return options.enabled ? [path.join(__dirname, 'src', 'client.js')] : [];
+      if (!options.enabled) return [];
+      const modules = [path.join(__dirname, 'src', 'client.js')];
+      // A module of its own, so a site without page actions ships none of their code.
+      if (options.pageActions) modules.push(path.join(__dirname, 'src', 'page-actions.js'));
+      return modules;
     },
 
     async allContentLoaded({allContent}) {

@@ -21,7 +21,9 @@ const config = {
       // Two lines are all a site needs; everything else has defaults. The API runs on the
       // site's own origin in the demo (`bookwise serve --site build`), so no apiUrl is set.
       'docusaurus-plugin-bookwise',
-      {title: 'Ask Robot Motion', showIndexVersion: true, apiUrl: process.env.BOOKWISE_API_URL || ''},
+      // pageActions: "Copy page as Markdown" / "Open in ChatGPT|Claude" from the `.md` twins that
+      // `bookwise llms` writes into the build.
+      {title: 'Ask Robot Motion', showIndexVersion: true, pageActions: true, apiUrl: process.env.BOOKWISE_API_URL || ''},
     ],
   ],
   themes: [

@@ -15,6 +15,8 @@
  * @property {number} maxSelectionChars  Longest selection sent (the API refuses longer ones).
  * @property {string|false} manifest  File name of the build manifest in the output folder; false = none.
  * @property {boolean} enabled  false leaves pages untouched (e.g. for local previews).
+ * @property {boolean} pageActions  "Copy page as Markdown" / "Open in ChatGPT" / "Open in Claude" under each
+ *   doc page's title, using the page's `.md` twin (written into the build by `bookwise llms`).
  */
 
 /** @type {PluginOptions} */
@@ -29,6 +31,7 @@ const DEFAULT_OPTIONS = Object.freeze({
   maxSelectionChars: 4000,
   manifest: 'bookwise-manifest.json',
   enabled: true,
+  pageActions: false,
 });
 
 const CHECKS = {
@@ -42,6 +45,7 @@ const CHECKS = {
   maxSelectionChars: (value) => Number.isInteger(value) && value > 0,
   manifest: (value) => value === false || (typeof value === 'string' && /^[\w.-]+\.json$/.test(value)),
   enabled: (value) => typeof value === 'boolean',
+  pageActions: (value) => typeof value === 'boolean',
 };
 
 const EXPECTED = {
@@ -55,6 +59,7 @@ const EXPECTED = {
   maxSelectionChars: 'a positive integer',
   manifest: 'a file name ending in .json, or false',
   enabled: 'true or false',
+  pageActions: 'true or false',
 };
 
 function isHttpUrl(value) {

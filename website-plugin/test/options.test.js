@@ -60,3 +60,18 @@ test('enabled: false injects nothing', () => {
   assert.deepEqual(instance.injectHtmlTags(), {});
   assert.deepEqual(instance.getClientModules(), []);
 });
+
+test('pageActions: off by default; true adds its client module after the widget\'s', () => {
+  assert.equal(normalizeOptions({}).pageActions, false);
+  const context = {i18n: {currentLocale: 'en'}, siteDir: '/site'};
+  const off = plugin(context, normalizeOptions({})).getClientModules();
+  const on = plugin(context, normalizeOptions({pageActions: true})).getClientModules();
+  assert.equal(off.length, 1);
+  assert.deepEqual(on.slice(0, 1), off);
+  assert.match(on[1], /page-actions\.js$/);
+  assert.deepEqual(plugin(context, normalizeOptions({enabled: false, pageActions: true})).getClientModules(), []);
+});
+
+test('pageActions must be a boolean', () => {
+  assert.throws(() => normalizeOptions({pageActions: 'yes'}), /"pageActions" must be true or false/);
+});

@@ -60,6 +60,7 @@ FIXTURE_SITE: Path = Path(__file__).resolve().parent / "fixtures" / "docusite"
 _SOURCE_FILES = ("package.json", "package-lock.json", "docusaurus.config.js", "sidebars.js")
 _SOURCE_DIRS = ("docs", "src", "static")
 _BUILD_STAMP = ".bookwise-build-stamp"
+PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / "website-plugin" / "src"
 _LOCK_FILE = ".bookwise-build.lock"
 _NPM_TIMEOUT_S = 1200
 _BUILD_TIMEOUT_S = 900
@@ -127,19 +128,21 @@ def _node_modules_in_sync(site: Path) -> bool:
 
 
 def _source_state(site: Path) -> tuple[float, str]:
-    """Newest mtime over the site's sources (files and folders) and a digest of their paths."""
+    """Newest mtime over the site's sources (files and folders) and the plugin's client code, and a
+    digest of their paths (a change to the plugin's page actions alone must rebuild the site too)."""
     newest = 0.0
     names: list[str] = []
     paths = [site / name for name in _SOURCE_FILES]
-    for dirname in _SOURCE_DIRS:
-        top = site / dirname
+    for top in [site / dirname for dirname in _SOURCE_DIRS] + [PLUGIN_SOURCE]:
         if top.is_dir():
             paths.append(top)
             paths.extend(sorted(top.rglob("*")))
     for path in paths:
         if path.exists():
             newest = max(newest, path.stat().st_mtime)
-            names.append(path.relative_to(site).as_posix())
+            names.append(
+                path.relative_to(site if path.is_relative_to(site) else PLUGIN_SOURCE.parent).as_posix()
+            )
     return newest, hashlib.sha256("\n".join(names).encode()).hexdigest()
 
 

@@ -272,9 +272,8 @@ def test_browser_clients_may_read_the_mcp_session_header(tmp_path: Path) -> None
     assert preflight.status_code == 200, preflight.text
 
 
-def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
-    """The Docusaurus fixture (slugs, numbered folders, partials, tabs, an unlisted page): every page
-    and heading the contents list, and every search result, reads back at its own URL."""
+def fixture_site_server(tmp_path: Path) -> tuple[Any, Retriever]:
+    """An in-process MCP server over the Docusaurus fixture site, and the retriever to close after."""
     settings = hash_settings(tmp_path / "data")
     ingest_hashed(settings, FIXTURE_SITE)
     retriever = Retriever.open(settings)
@@ -283,6 +282,13 @@ def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
         return retriever
 
     server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+    return server, retriever
+
+
+def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
+    """The Docusaurus fixture (slugs, numbered folders, partials, tabs, an unlisted page): every page
+    and heading the contents list, and every search result, reads back at its own URL."""
+    server, retriever = fixture_site_server(tmp_path)
 
     async def session(client: Client) -> None:
         toc = await call(client, "contents", {})
@@ -309,14 +315,7 @@ def test_every_url_of_the_fixture_site_reads_back(tmp_path: Path) -> None:
 
 def test_read_finds_a_page_whose_url_has_a_space(tmp_path: Path) -> None:
     """Regression: pages were keyed by their percent-encoded URL but looked up decoded."""
-    settings = hash_settings(tmp_path / "data")
-    ingest_hashed(settings, FIXTURE_SITE)
-    retriever = Retriever.open(settings)
-
-    async def opened() -> Retriever:
-        return retriever
-
-    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+    server, retriever = fixture_site_server(tmp_path)
 
     async def session(client: Client) -> None:
         for url in ("/mysite/docs/misc/doc%20with%20space", "/mysite/docs/misc/doc with space"):

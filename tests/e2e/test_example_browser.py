@@ -202,3 +202,24 @@ def test_a_quoted_code_block_keeps_its_copy_button(passage_site_url: str, page: 
     answer = part(page, "answer").last
     assert answer.locator("pre code").count() >= 1
     assert answer.locator("[data-bw=copy]").count() == answer.locator("pre").count()
+
+
+def test_the_launcher_does_not_cover_docusaurus_back_to_top_button_regression(
+    site_url: str, page: Any
+) -> None:
+    """The launcher sat on Docusaurus' "back to top" button, bottom right, once the reader scrolled."""
+    visit(page, f"{site_url}/docs/sensing/kalman-filter")
+    page.mouse.wheel(0, 4000)
+    page.wait_for_timeout(100)
+    page.mouse.wheel(0, -300)  # the theme shows the button while the reader scrolls back up
+    page.wait_for_selector(".theme-back-to-top-button[class*=backToTopButtonShow]")
+    button = page.locator(".theme-back-to-top-button").bounding_box()
+    launcher = part(page, "launcher").bounding_box()
+    assert button is not None and launcher is not None
+    apart_vertically = (
+        launcher["y"] + launcher["height"] <= button["y"] or button["y"] + button["height"] <= launcher["y"]
+    )
+    apart_horizontally = (
+        launcher["x"] + launcher["width"] <= button["x"] or button["x"] + button["width"] <= launcher["x"]
+    )
+    assert apart_vertically or apart_horizontally

@@ -27,6 +27,7 @@ import { followTheme } from './theme.js';
  */
 
 const HOST_ID = 'bookwise-widget';
+const BACK_TO_TOP = '.theme-back-to-top-button';
 const VERSION = process.env.BOOKWISE_VERSION; // replaced by the package's version at build time
 const SCROLL_OPTIONS = { capture: true, passive: true };
 
@@ -69,6 +70,8 @@ function mount(config) {
 
   const showWhereAllowed = () => {
     host.hidden = !showsOn(config, location.pathname);
+    // Docusaurus' "back to top" button sits where the launcher does: the launcher moves above it.
+    host.toggleAttribute('data-above-back-to-top', Boolean(document.querySelector(BACK_TO_TOP)));
     popover.offer(null);
   };
   /** @param {KeyboardEvent} event */

@@ -45,7 +45,8 @@ class RequestLimits:
         return asdict(self)
 
 
-def _bounded(name: str, text: str, most: int) -> None:
+def bounded(name: str, text: str, most: int) -> None:
+    """Refuse ``text`` longer than ``most`` characters, naming the field: every length rule's message."""
     if len(text) > most:
         raise InvalidRequestError(f"{name} is too long: {len(text)} characters, at most {most}")
 
@@ -60,7 +61,7 @@ def text(value: str, *, name: str = "query") -> str:
 
 def question(value: str, limits: RequestLimits, *, name: str = "question") -> str:
     """A client's question (or search query), collapsed; refused when empty or too long."""
-    _bounded(name, value, limits.max_question_chars)
+    bounded(name, value, limits.max_question_chars)
     return text(value, name=name)
 
 
@@ -116,11 +117,11 @@ def chat(
 ) -> None:
     """A chat request's rules. ``history`` is the earlier turns' texts."""
     question(asked, limits)
-    _bounded("selected_text", selected_text, limits.max_selection_chars)
+    bounded("selected_text", selected_text, limits.max_selection_chars)
     if len(history) > limits.max_history_turns:
         raise InvalidRequestError(f"history has {len(history)} turns, at most {limits.max_history_turns}")
     for content in history:
-        _bounded("a history turn", content, limits.max_history_chars)
+        bounded("a history turn", content, limits.max_history_chars)
     if mode == "normal" and (scope not in (None, "book") or selected_text):
         raise InvalidRequestError(
             "normal mode takes no selected_text and no scope but book; use mode selected_text"

@@ -7,9 +7,9 @@ from typing import Any
 import anyio.to_thread
 from fastapi import APIRouter
 
+from bookwise import validation
 from bookwise.api.deps import ServicesDep
 from bookwise.api.schemas import FeedbackBody
-from bookwise.errors import InvalidRequestError
 
 router = APIRouter()
 
@@ -17,12 +17,8 @@ router = APIRouter()
 @router.post("/api/feedback", status_code=201)
 async def feedback(body: FeedbackBody, shared: ServicesDep) -> dict[str, Any]:
     limits = shared.feedback_limits
-    for name, text, most in [
-        ("comment", body.comment, limits.comment_chars),
-        ("question", body.question, limits.question_chars),
-    ]:
-        if len(text) > most:
-            raise InvalidRequestError(f"{name} is too long: {len(text)} characters, at most {most}")
+    validation.bounded("comment", body.comment, limits.comment_chars)
+    validation.bounded("question", body.question, limits.question_chars)
     store = shared.feedback
     stored = await anyio.to_thread.run_sync(
         lambda: store.add(

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
     commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
+    _add_insights_command(commands)
     return parser
 
 
@@ -539,6 +541,42 @@ def _mcp(settings: Settings) -> int:
     return EXIT_OK
 
 
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {value!r}") from None
+
+
+def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
+    """``bookwise insights``: the question log, for the book's authors (issue 13)."""
+    insights: argparse.ArgumentParser = commands.add_parser(
+        "insights", help="what readers ask (the question log): the authors' report; delete old rows"
+    )
+    insights.add_argument(
+        "--forget-before",
+        type=_day,
+        metavar="DATE",
+        help="delete the questions and ratings logged before this UTC day (YYYY-MM-DD), then exit",
+    )
+    return insights
+
+
+def _insights(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.insights.store import open_store
+
+    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
+    try:
+        if args.forget_before is not None:
+            gone = store.forget_before(datetime.combine(args.forget_before, time(), tzinfo=UTC))
+            print(f"deleted {gone} questions and ratings logged before {args.forget_before} (UTC)")
+            return EXIT_OK
+    finally:
+        store.close()
+    print("bookwise insights: nothing to do (--forget-before DATE deletes old rows)", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -561,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
             return _llms(args, settings)
         if args.command == "mcp":
             return _mcp(settings)
+        if args.command == "insights":
+            return _insights(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

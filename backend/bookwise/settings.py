@@ -374,7 +374,8 @@ class Settings(BaseSettings):
     question_log_retention_days: int = Field(
         90,
         ge=1,
-        description="Questions and ratings older than this many days are deleted (at start, then hourly).",
+        description="While the question log is on, questions and ratings older than this many days are "
+        "deleted (at start, then hourly).",
     )
     admin_token: SecretStr | None = Field(
         None,

@@ -263,3 +263,11 @@ def test_a_postgres_connection_cut_fails_one_call_and_the_next_reconnects(postgr
         assert [q.question for q in store.questions(LogFilter())] == ["before", "after"]
     finally:
         store.close()
+
+
+def test_many_questions_are_written_at_once_in_order(store: SqlStore) -> None:
+    ids = store.add_questions([question(f"q{n}", request_id=f"r{n}") for n in range(5)])
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    assert [(q.id, q.request_id) for q in store.questions(LogFilter())] == list(
+        zip(ids, [f"r{n}" for n in range(5)], strict=True)
+    )

@@ -271,3 +271,12 @@ def test_many_questions_are_written_at_once_in_order(store: SqlStore) -> None:
     assert [(q.id, q.request_id) for q in store.questions(LogFilter())] == list(
         zip(ids, [f"r{n}" for n in range(5)], strict=True)
     )
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://bookwise:s3cret-pw@[::1", "postgresql://bookwise:s3cret-pw@h/db?bogus=1"]
+)
+def test_a_malformed_postgres_url_is_a_store_error_that_never_shows_the_password(url: str) -> None:
+    with pytest.raises(InsightsStoreError) as raised:
+        open_store(url)
+    assert "s3cret-pw" not in raised.value.message and "not a valid PostgreSQL URL" in raised.value.message

@@ -56,6 +56,7 @@ from bookwise.generation.study import (
     page_intent,
     quiz_turn,
     summary_answer,
+    without_solutions,
 )
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline
@@ -264,7 +265,9 @@ class Answerer:
                         )
                     sources, sufficient = self._selection_sources(scope, selection, located, request)
                 if self.llm is None and scope != "selection" and sources:
-                    ranked = await self.retriever.arank_passages(query.text, sources)
+                    ranked = without_solutions(
+                        await self.retriever.arank_passages(query.text, sources), sources
+                    )
                     passages = plan_passages(
                         ranked, sources, request.history, retrieval_sufficient=sufficient
                     )
@@ -362,7 +365,7 @@ class Answerer:
                 return material, Written(quiz_turn(exercises, [], request.history, answer).text, "extractive")
             blanks = [b for n, s in enumerate(sections, start=1) for b in blanks_of(s.text, n)]
             return sections, Written(quiz_turn([], blanks, request.history, answer).text, "extractive")
-        ranked = await retriever.arank_passages(question, sections)
+        ranked = without_solutions(await retriever.arank_passages(question, sections), sections)
         passages = plan_passages(ranked, sections, request.history, retrieval_sufficient=True)
         if not passages.quoted:
             return sections, Written(summary_answer(outline, sections), "extractive")

@@ -278,3 +278,24 @@ def test_prompts_folder_has_one_template_per_action() -> None:
     folder = Path(__file__).parents[2] / "backend" / "bookwise" / "generation" / "prompts"
     for action in ("explain", "example", "quiz", "summarize_page", "quiz_page"):
         assert (folder / f"{action}.j2").is_file()
+
+
+def test_an_earlier_answer_about_other_pages_does_not_reach_a_study_prompt(
+    llm_url: str, fake: FakeLLM
+) -> None:
+    """History may quote the rest of the book: only a quiz's own exchange is carried."""
+    earlier = [
+        {"role": "user", "content": "Where do quokkas live?"},
+        {"role": "assistant", "content": "On Rottnest island, in a burrow [1].", "action": "ask"},
+    ]
+    for action in ("explain", "example", "quiz"):
+        chat(llm_url, selection_body(action, PHOTOSYNTHESIS, FEEDING, history=earlier))
+        no_book_words(prompt_of(fake))
+    question = {"role": "assistant", "content": "What does it produce? [1]", "action": "quiz"}
+    chat(
+        llm_url,
+        selection_body("quiz", PHOTOSYNTHESIS, FEEDING, question="glucose", history=[*earlier, question]),
+    )
+    roles = [m["role"] for m in fake.last_request["messages"]]
+    assert roles == ["system", "assistant", "user"] and "What does it produce?" in prompt_of(fake)
+    no_book_words(prompt_of(fake))

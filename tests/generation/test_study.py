@@ -36,6 +36,7 @@ EXERCISES = (
         ("Summarize this lab", "summarize"),
         ("What is the Kalman gain?", None),
         ("How do I summarize a chapter in this book?", None),
+        ("How do I add a 'Was this page helpful?' widget to every doc?", None),
     ],
 )
 def test_page_intent(question: str, intent: str | None) -> None:

@@ -173,6 +173,22 @@ def reader_answer(request: ChatRequest) -> str | None:
     return answer if last.role == "assistant" and last.action == request.action else None
 
 
+def study_history(request: ChatRequest, page_use: PageUse | None) -> tuple[Turn, ...]:
+    """The earlier turns a study prompt may carry: a quiz its own exchange (the turns since an
+    answer of another action), a question about the page its conversation, the other actions none.
+    An earlier answer may quote other pages; only the passage or the page belongs in these prompts."""
+    if page_use == "question":
+        return request.history
+    if request.action not in QUIZ_ACTIONS:
+        return ()
+    kept: list[Turn] = []
+    for turn in reversed(request.history):
+        if turn.role == "assistant" and turn.action != request.action:
+            break
+        kept.append(turn)
+    return tuple(reversed(kept))
+
+
 def _page_use(request: ChatRequest, question: str) -> PageUse | None:
     if request.action == "summarize_page":
         return "summarize"
@@ -302,7 +318,7 @@ class Answerer:
         """A study action, or a question about the reader's page: the material is the selection or
         the page, read whole (never searched for), and only it reaches the model."""
         answer = reader_answer(request)
-        query = SearchQuery(question or request.action, rewritten=False, method="as_asked")
+        query = SearchQuery(question, rewritten=False, method="as_asked")  # nothing is searched
         await self.retriever.awarm()
         mark = time.monotonic()
         try:
@@ -447,7 +463,7 @@ class Answerer:
 
     def _study_messages(self, prepared: Prepared, question: str, answer: str | None) -> list[Message]:
         request, title = prepared.request, self.settings.book_title
-        history = request.history
+        history = study_history(request, prepared.page_use)
         if prepared.page_use is not None:
             template = {"summarize": "summarize_page", "quiz": "quiz_page"}.get(
                 prepared.page_use, "page_question"

@@ -44,6 +44,7 @@ _THIS_PAGE = re.compile(
     r"(?:page|chapter|section|lesson|article|doc|document|unit|lab|quiz|exercise|assessment)\b",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
 _SUMMARY_WORDS = re.compile(
     r"\b(?:summar\w*|overview|recap|outline|tl;?dr|key points|main points|main ideas|about)\b", re.I
 )
@@ -68,6 +69,8 @@ BLANK = "_____"
 
 def page_intent(question: str) -> PageIntent | None:
     """What a question about the reader's page asks for, or None when it does not point at it."""
+    # A quoted phrase is named, not asked: "add a 'Was this page helpful?' widget" is about the book.
+    question = _QUOTED.sub(" ", question)
     if not _THIS_PAGE.search(question):
         return None
     if _EXERCISE_WORDS.search(question):

@@ -358,7 +358,7 @@ class Answerer:
     ) -> tuple[list[SectionResult], Written | None]:
         assert request.page is not None
         retriever = self.retriever
-        outline: PageOutline | None = await retriever.arun(lambda: retriever.page(request.page.url))  # type: ignore[union-attr]
+        outline = await retriever.arun(functools.partial(retriever.page, request.page.url))
         if outline is None:
             return [], None
         budget = self.settings.page_context_max_tokens

@@ -79,6 +79,7 @@ def test_kalman_suggestions_come_from_its_title_and_headings(url: str) -> None:
     found = suggestions(url, f"http://localhost:3000{KALMAN}/?utm=x#kalman-1d")  # browser URL forms
     assert found and found == suggestions(url, KALMAN)
     assert any("Kalman" in q or "sensor" in q for q in found), found
+    assert found[-1] == "What are the exercises on this page?"  # the page's exercises keep a slot
 
 
 def test_unknown_pages_and_indexes_without_suggestions_get_an_empty_list(

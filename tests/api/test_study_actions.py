@@ -381,3 +381,13 @@ def test_a_quiz_pages_questions_are_not_answered_by_quoting_its_answers(study_ur
         },
     )
     assert "Which reading gets the larger weight?" in on_page.answer and "zebra" not in on_page.answer
+
+
+def test_this_section_with_a_heading_id_is_that_section_only(example_llm_url: str, fake: FakeLLM) -> None:
+    fake.tokens = ["It linearises both models [1]."]
+    body = {"question": "Explain this section", "page": {"url": KALMAN, "heading_id": "ekf"}}
+    stream = chat(example_llm_url, body)
+    assert_citations_resolve(stream)
+    assert [s["url"] for s in stream.first("sources")["sources"]] == [f"{KALMAN_PATH}#ekf"]
+    prompt = prompt_of(fake)
+    assert "Jacobian" in prompt and "corridor" not in prompt and "rangefinder" not in prompt

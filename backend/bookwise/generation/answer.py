@@ -45,6 +45,7 @@ from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
 from bookwise.generation.study import (
     EXAMPLE_HEADING,
+    THIS_SECTION,
     Exercise,
     PageIntent,
     blanks_of,
@@ -59,7 +60,7 @@ from bookwise.generation.study import (
     without_solutions,
 )
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
-from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline
+from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline, section_and_subsections, within_budget
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import QUIZ_ACTIONS, RequestLimits
@@ -361,12 +362,12 @@ class Answerer:
         outline = await retriever.arun(functools.partial(retriever.page, request.page.url))
         if outline is None:
             return [], None
-        budget = self.settings.page_context_max_tokens
-        sections: list[SectionResult] = await retriever.arun(
-            lambda: retriever.outline_sections(outline, budget_tokens=budget if self.llm else None)
-        )
+        sections = await retriever.arun(functools.partial(retriever.outline_sections, outline))
+        heading_id = request.page.heading_id
+        if use == "question" and heading_id and THIS_SECTION.search(question):
+            sections = section_and_subsections(sections, heading_id) or sections  # "explain this section"
         if self.llm is not None:
-            return sections, None
+            return within_budget(sections, self.settings.page_context_max_tokens), None
         if use == "summarize":
             return sections, Written(summary_answer(outline, sections), "extractive")
         if use in ("exercises", "quiz"):

@@ -44,6 +44,7 @@ _THIS_PAGE = re.compile(
     r"(?:page|chapter|section|lesson|article|doc|document|unit|lab|quiz|exercise|assessment)\b",
     re.IGNORECASE,
 )
+THIS_SECTION = re.compile(r"\b(?:this|the current|current) (?:section|part)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
 _SUMMARY_WORDS = re.compile(
     r"\b(?:summar\w*|overview|recap|outline|tl;?dr|key points|main points|main ideas|about)\b", re.I

@@ -1,5 +1,6 @@
 """GET /api/suggestions on a real uvicorn (issue 14): up to three questions per page, built at ingest
-and checked by retrieval, each one the book answers from that page."""
+and checked by retrieval, each one the book answers from that page; and the CLI side of issue 14
+(`bookwise ingest` builds them, `bookwise ask --action` runs a study action)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,18 @@ def test_bookwise_ingest_builds_the_suggestions_of_its_generation(tmp_path: Path
     assert report["suggestions"] >= 1
     stored = SuggestionStore(tmp_path / "d").for_page(report["generation"], "/docs/kalman")
     assert "Why not trust one sensor?" in stored
+
+
+def test_bookwise_ask_runs_a_study_action(example: Settings) -> None:
+    env = {**os.environ, "BOOKWISE_EMBEDDING_PROVIDER": "hash", "BOOKWISE_DATA_DIR": str(example.data_dir)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bookwise.cli", "ask", "", "--action", "summarize_page", "--page-url", KALMAN],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Choosing the noise parameters Q and R" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "bookwise.cli", "ask", "", "--action", "summarize_page"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "needs page.url" in refused.stderr

@@ -107,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--scope", choices=["selection", "section", "book"], help="widen a selected-text question"
     )
     ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    ask.add_argument(
+        "--action",
+        choices=["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"],
+        default="ask",
+        help="a study action: on --selected-text (explain, example, quiz) or on --page-url (summarize_page, "
+        "quiz_page); the question may then be empty",
+    )
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
 
@@ -290,6 +297,7 @@ def _print_report(report: dict[str, Any]) -> None:
         f"embedder: {report['embed_model']}"
         + (f" (adapted to this site in {report['adapt_s']:.0f} s)" if report["adapt_s"] is not None else ""),
         f"duration: {report['duration_s']:.2f} s",
+        *([f"suggested questions: {report['suggestions']}"] if "suggestions" in report else []),
     ]
     for error in report["errors"]:
         where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
@@ -372,12 +380,26 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         ).to_dict()
     finally:
         progress.end()
+    if not args.dry_run and report.get("generation"):
+        report["suggestions"] = _suggest(settings)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_report(report)
     failed = report["errors"] or (report["manifest"] and report["manifest"]["mismatches"])
     return EXIT_ERRORS if args.strict and failed else EXIT_OK
+
+
+def _suggest(settings: Settings) -> int:
+    """Check the new generation's proposed questions with retrieval and store them (issue 14)."""
+    from bookwise.retrieval.retriever import Retriever
+    from bookwise.retrieval.suggestions import build_suggestions
+
+    retriever = Retriever.open(settings)
+    try:
+        return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
+    finally:
+        retriever.close()
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -431,6 +453,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     # (the shared rules), never quietly answered from the whole book.
     selected = args.selected_text is not None or args.scope in ("selection", "section")
     request = ChatRequest(
+        action=args.action,
         question=args.question,
         mode="selected_text" if selected else "normal",
         scope=args.scope,
@@ -451,6 +474,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         top=request.top_k,
         wanted=request.filters,
         limits=validation.RequestLimits.from_settings(settings),
+        action=request.action,
+        page_url=args.page_url,
     )
 
     async def run() -> list[Event]:

@@ -26,6 +26,7 @@ from bookwise.generation.llm import LLMClient
 from bookwise.insights.log import QuestionLog, StoreHandle
 from bookwise.insights.store import open_store
 from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.suggestions import SuggestionStore
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
 
@@ -119,6 +120,7 @@ class Services:
     insights: StoreHandle  # feedback and the question log
     question_log: QuestionLog
     admin_token: str | None  # unset: /api/insights does not exist
+    suggestions: SuggestionStore
 
 
 def insights_store(settings: Settings) -> StoreHandle:
@@ -151,4 +153,5 @@ def build_services(
             insights, enabled=settings.question_log, retention_days=settings.question_log_retention_days
         ),
         admin_token=token.get_secret_value() if token is not None else None,
+        suggestions=SuggestionStore(settings.data_dir),
     )

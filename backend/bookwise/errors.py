@@ -19,6 +19,7 @@
     - MalformedRequestError · UnknownAnswerError
     - UnauthorizedError         (metrics without the token)
   - FeedbackUnavailableError    the feedback store cannot be opened or written (the rest serves)
+  - InsightsStoreError          the question log's store cannot be opened, migrated, read or written
 
 ``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
 
@@ -308,3 +309,15 @@ class IndexIncompatibleError(IndexError_):
 
     code = "index_incompatible"
     public_message = "the book's index was built by another version of Bookwise; it must be rebuilt"
+
+
+# The question log and feedback store (issue 13).
+
+
+class InsightsStoreError(BookwiseError):
+    """The insights store (SQLite file or PostgreSQL) cannot be opened, migrated, read or written."""
+
+    code = "insights_store_unavailable"
+    status_code = 503
+    retryable = True
+    public_message = "the question log cannot be read on this server right now"

@@ -54,6 +54,8 @@ class FeedbackRecord:
     page_url: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
     id: int | None = None
+    answer: str = ""  # the rated answer's text, as the widget sent it back
+    sources: tuple[dict[str, object], ...] = ()  # the rated answer's sources, as the widget sent them
 
 
 @dataclass(frozen=True)

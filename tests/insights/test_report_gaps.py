@@ -1,0 +1,99 @@
+"""Coverage gaps: which answers count, and how they are grouped by meaning."""
+
+from __future__ import annotations
+
+import numpy as np
+from reportdata import DAY0, SITE, question, vote
+
+from bookwise.index.embedders import HashEmbedder
+from bookwise.insights.report.gaps import (
+    ClosestSection,
+    GapQuestion,
+    agglomerate,
+    gap_clusters,
+    gap_questions,
+)
+
+EMBED = HashEmbedder().embed_documents
+
+
+def test_gap_questions_are_declined_thin_or_voted_down_answers_each_once() -> None:
+    declined = question("propellers for a drone", 0, 0, outcome="not_covered", evidence=0.2)
+    thin = question("servo jitter", 0, 1, evidence=0.55)
+    voted = question("pid gains", 0, 2, evidence=0.9)
+    fine = question("kalman gain", 0, 3, evidence=0.9)
+    selection = question("this passage?", 0, 4, outcome="not_in_selection")
+    declined_and_voted = vote(declined)
+    gaps = gap_questions(
+        [declined, thin, voted, fine, selection], [vote(voted), declined_and_voted, vote(fine, "up")]
+    )
+    by_question = {g.question: g.reasons for g in gaps}
+    assert by_question == {
+        "propellers for a drone": ("not_covered", "thumbs_down"),
+        "servo jitter": ("low_evidence",),
+        "pid gains": ("thumbs_down",),
+    }
+
+
+def test_a_thumbs_down_on_an_answer_the_log_never_saw_keeps_its_own_question() -> None:
+    unseen = question("battery for two hours", 0, 0, page_url=f"{SITE}/docs/power")
+    gaps = gap_questions([], [vote(unseen)])
+    assert [(g.question, g.page_url) for g in gaps] == [("battery for two hours", f"{SITE}/docs/power")]
+
+
+def test_average_linkage_does_not_chain_unrelated_questions_through_a_bridge() -> None:
+    # a~b and b~c are close, a~c far: single linkage would put all three together.
+    a = np.array([1.0, 0.0])
+    c = np.array([np.cos(1.2), np.sin(1.2)])
+    b = (a + c) / np.linalg.norm(a + c)
+    assert float(a @ b) > 0.8 and float(a @ c) < 0.4
+    groups = agglomerate(np.stack([a, b, c]), threshold=0.7)
+    assert sorted(map(len, groups)) == [1, 2]
+    assert agglomerate(np.stack([a, b, c]), threshold=0.3) == [[0, 1, 2]]
+    assert agglomerate(np.zeros((0, 2)), threshold=0.5) == []
+
+
+def test_weights_count_repeats_when_groups_merge() -> None:
+    # p~q 0.9 merge first; then {p, q}~r is the weighted mean of p~r 0.5 and q~r 0.8.
+    gram = np.array([[1.0, 0.9, 0.5], [0.9, 1.0, 0.8], [0.5, 0.8, 1.0]])
+    vectors = np.linalg.cholesky(gram)  # rows with exactly these cosines
+    assert len(agglomerate(vectors, threshold=0.6, weights=[1, 5, 1])) == 1  # (0.5 + 5·0.8) / 6 = 0.75
+    assert len(agglomerate(vectors, threshold=0.6, weights=[5, 1, 1])) == 2  # (5·0.5 + 0.8) / 6 = 0.55
+
+
+def _gap(text: str, n: int, reason: str = "not_covered") -> GapQuestion:
+    return GapQuestion(text, (reason,), DAY0.replace(minute=n), f"{SITE}/docs/intro")
+
+
+def test_clusters_are_ranked_biggest_first_and_labelled_by_their_most_typical_question() -> None:
+    drone = [
+        "what propeller size for my quadcopter drone",
+        "which propeller size should my quadcopter drone use",
+        "quadcopter drone propeller size and motor kv",
+        "what propeller size for my quadcopter drone",
+    ]
+    battery = [
+        "which battery chemistry for two hours of runtime",
+        "battery chemistry for a two hours runtime",
+    ]
+    lone = ["how do I write a stair climbing gait for legs"]
+    gaps = [_gap(t, n) for n, t in enumerate(drone + battery + lone)]
+    clusters = gap_clusters(gaps, EMBED, threshold=0.5)
+    assert [c.size for c in clusters] == [4, 2, 1]
+    assert clusters[0].label == "what propeller size for my quadcopter drone"  # asked twice, central
+    assert set(clusters[0].phrasings) == set(drone)
+    assert clusters[0].reasons == {"not_covered": 4}
+    assert clusters[1].label in battery and clusters[2].label == lone[0]
+
+
+def test_each_cluster_gets_the_closest_sections_its_label_finds() -> None:
+    asked: list[str] = []
+
+    def search(label: str) -> list[ClosestSection]:
+        asked.append(label)
+        return [ClosestSection(f"About {label}", f"{SITE}/docs/x#{n}", 0.5 - n / 10) for n in range(5)]
+
+    clusters = gap_clusters([_gap("motor kv rating", 0), _gap("lidar range noise", 1)], EMBED, search)
+    assert sorted(asked) == ["lidar range noise", "motor kv rating"]
+    assert all(len(c.sections) == 3 and c.sections[0].title == f"About {c.label}" for c in clusters)
+    assert gap_clusters([], EMBED, search) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin
 from typing import TYPE_CHECKING
 
 from bookwise.insights.records import LogFilter
@@ -39,12 +40,14 @@ def section_search(retriever: Retriever, log_filter: LogFilter) -> Search:
         if value
     }
 
+    site = retriever.site_url
+
     def search(label: str) -> Sequence[ClosestSection]:
         result = retriever.search(label, top_k=SECTIONS_PER_GAP, filters=filters or None)
         return [
             ClosestSection(
                 title=" › ".join([*s.breadcrumb, s.heading_text]) if s.heading_text else s.title,
-                url=s.url,
+                url=urljoin(site, s.url) if site else s.url,  # the report is opened from a file
                 score=s.score,
             )
             for s in result.sections

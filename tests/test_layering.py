@@ -7,7 +7,7 @@ from pathlib import Path
 
 import bookwise
 
-STAGES = ["ingest", "index", "retrieval", "generation", "api"]
+STAGES = ["ingest", "index", "retrieval", "generation", "insights", "api"]
 ROOT = Path(bookwise.__file__).parent
 
 

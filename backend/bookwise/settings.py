@@ -209,7 +209,9 @@ class Settings(BaseSettings):
         30.0, gt=0, description="A stream whose client reads nothing for this long is closed."
     )
     feedback_db: Path | None = Field(
-        None, description="SQLite file for readers' ratings. Unset: `feedback.sqlite3` in the data dir."
+        None,
+        description="SQLite file for readers' ratings and the question log (unless `insights_db_url`). "
+        "Unset: `feedback.sqlite3` in the data dir.",
     )
     widget_path: Path | None = Field(
         None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
@@ -352,6 +354,33 @@ class Settings(BaseSettings):
         description="Longest `llms.txt` `bookwise llms` writes, in characters. Over it, page descriptions "
         "are dropped, then it links one list per section, then the list is cut with a link to "
         "`llms-full.txt`.",
+    )
+
+    # The question log and insights (issue 13, store)
+    question_log: bool = Field(
+        False,
+        description="Keep a log of readers' questions for the book's authors (`bookwise insights`): per "
+        "answer the question as typed, its page, version, locale, outcome, evidence score, cited sections "
+        "and timings. Never an IP address or a client id: at most a salted hash, its salt replaced daily, "
+        "to count distinct readers. Tell readers, e.g. in the site's privacy notice. Off: nothing is kept "
+        "but ratings readers send.",
+    )
+    insights_db_url: SecretStr | None = Field(
+        None,
+        description="PostgreSQL URL (`postgresql://user:password@host:5432/db`) holding the question log "
+        "and feedback, shared by every process and replica that uses it. Unset: the SQLite file "
+        "`feedback_db` of this machine.",
+    )
+    question_log_retention_days: int = Field(
+        90,
+        ge=1,
+        description="Questions and ratings older than this many days are deleted (at start, then hourly).",
+    )
+    admin_token: SecretStr | None = Field(
+        None,
+        min_length=16,
+        description="Bearer token (`Authorization: Bearer <token>`, at least 16 characters) for the "
+        "authors' report at `/api/insights`. Unset: that route does not exist (404).",
     )
 
     @property

@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ import httpx
 import pytest
 
 from apiserver import build_book, chat, running_api
-from bookwise.api.feedback import FeedbackStore
+from bookwise.insights.records import FeedbackRecord, LogFilter
+from bookwise.insights.sqlite import SqliteStore
 from bookwise.settings import Settings
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
@@ -75,15 +77,16 @@ def test_feedback_comment_longer_than_the_setting_is_refused(url: str) -> None:
 
 def test_feedback_store_stays_under_its_size_cap_oldest_ratings_deleted_first(tmp_path: Path) -> None:
     cap = 512 * 1024
-    store = FeedbackStore(tmp_path / "feedback.sqlite3", max_bytes=cap)
+    store = SqliteStore(tmp_path / "feedback.sqlite3", max_bytes=cap)
     try:
         for n in range(300):  # 300 × 20 KB: 6 MB offered to a 512 KB store
-            store.add(request_id=f"r{n}", rating="down", question="q", answer="a" * 20_000, sources=[])
-        assert store.used_bytes() <= cap
-        kept = [row["request_id"] for row in store.recent(1000)]
+            rated = FeedbackRecord(datetime.now(UTC), f"r{n}", "down", question="q", answer="a" * 20_000)
+            store.add_feedback(rated)
+            assert store.used_bytes() <= cap
+        kept = [row.request_id for row in store.feedback(LogFilter())]
     finally:
         store.close()
-    assert kept[0] == "r299" and "r0" not in kept and 10 < len(kept) < 300
+    assert kept[-1] == "r299" and "r0" not in kept and 10 < len(kept) < 300
     on_disk = sum(p.stat().st_size for p in tmp_path.iterdir())  # database, WAL and its index
     assert on_disk < cap + 5_000_000  # the WAL is truncated to 4 MB after a checkpoint
 

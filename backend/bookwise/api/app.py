@@ -42,6 +42,7 @@ def _lifespan(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(shared.feedback.open)  # a broken store turns feedback off, only
+        shared.question_log.start()  # off unless BOOKWISE_QUESTION_LOG; purges past the retention
         try:
             await shared.index.get()
         except BookwiseError as error:
@@ -52,7 +53,8 @@ def _lifespan(
                 yield
         finally:
             await shared.index.close()
-            shared.feedback.close()
+            await anyio.to_thread.run_sync(shared.question_log.close)  # writes what is queued
+            shared.insights.close()
             if shared.llm is not None:
                 await shared.llm.aclose()
             await rate_limiter.aclose()

@@ -28,6 +28,7 @@ from bookwise.validation import RequestLimits
 ShortText = Annotated[str, StringConstraints(max_length=200)]
 FilterValue = ShortText | Annotated[list[ShortText], Field(max_length=50)]
 Filters = Annotated[dict[ShortText, FilterValue], Field(max_length=10)]
+FeedbackReason = Literal["incorrect", "not_what_i_asked", "unclear", "other"]
 
 
 # Lone surrogates (a str holds no pairs) and C0 controls other than tab, line feed, carriage return.
@@ -114,6 +115,13 @@ class FeedbackBody(Body):
     answer: Annotated[str, StringConstraints(max_length=32000)] = ""
     sources: Annotated[list[dict[str, Any]], Field(max_length=50)] = Field(default_factory=list)
     comment: Annotated[str, StringConstraints(max_length=2000)] = ""
+    reason: FeedbackReason | None = None  # why a thumbs-down (issue 13); refused with a thumbs-up
+
+    @model_validator(mode="after")
+    def _reason_only_when_down(self) -> FeedbackBody:
+        if self.reason is not None and self.rating != "down":
+            raise PydanticCustomError("reason_with_up", "reason is for a thumbs-down rating only")
+        return self
 
 
 def chat_request(body: ChatBody, limits: RequestLimits, request_id: str) -> ChatRequest:

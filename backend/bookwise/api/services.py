@@ -1,5 +1,5 @@
 """What the routes share, built once per app: the index (opened lazily), the model, stream slots,
-feedback, and the settings each route uses (never the whole Settings object).
+feedback and the question log (one store), and the settings each route uses (never the whole Settings object).
 
 One Retriever (and so one embedded index reader and one loaded model) is shared by every request:
 it is opened and warmed up at start, or, when the index is missing or the store down, retried on
@@ -23,6 +23,8 @@ from bookwise.api.logs import log_event
 from bookwise.api.metrics import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.llm import LLMClient
+from bookwise.insights.log import QuestionLog, StoreHandle
+from bookwise.insights.store import open_store
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
@@ -114,22 +116,30 @@ class Services:
     retrieval_timeout_s: float
     widget_path: Path
     metrics: Metrics
+    insights: StoreHandle  # feedback and the question log
+    question_log: QuestionLog
+    admin_token: str | None  # unset: /api/insights does not exist
+
+
+def insights_store(settings: Settings) -> StoreHandle:
+    """The store of feedback and the question log: PostgreSQL by URL, else the SQLite file."""
+    url = settings.insights_db_url
+    target = url.get_secret_value() if url is not None else settings.resolved_feedback_db
+    return StoreHandle(lambda: open_store(target, max_bytes=settings.feedback_max_bytes))
 
 
 def build_services(
     settings: Settings, *, retriever: Retriever | None, llm: LLMClient | None, widget: Path, metrics: Metrics
 ) -> Services:
+    insights = insights_store(settings)
+    token = settings.admin_token
     return Services(
         index=IndexHandle(
             opener=lambda: Retriever.open(settings), retriever=retriever, prefill_passages=llm is None
         ),
         llm=llm,
         slots=metrics.stream_slots(settings.max_streams_per_client, settings.max_streams),
-        feedback=Feedback(
-            settings.resolved_feedback_db,
-            max_bytes=settings.feedback_max_bytes,
-            remembered=settings.feedback_remembered_answers,
-        ),
+        feedback=Feedback(insights, remembered=settings.feedback_remembered_answers),
         limits=RequestLimits.from_settings(settings),
         answering=settings,
         stream=StreamOptions(settings.sse_ping_s, settings.sse_send_timeout_s),
@@ -137,4 +147,9 @@ def build_services(
         retrieval_timeout_s=settings.retrieval_timeout_s,
         widget_path=settings.widget_path or widget,
         metrics=metrics,
+        insights=insights,
+        question_log=QuestionLog(
+            insights, enabled=settings.question_log, retention_days=settings.question_log_retention_days
+        ),
+        admin_token=token.get_secret_value() if token is not None else None,
     )

@@ -99,6 +99,7 @@ class Prepared:
     started: float
     located: bool = False
     passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
+    evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
 
 
 @dataclass(frozen=True)
@@ -191,10 +192,11 @@ class Answerer:
         mark = time.monotonic()
         located: SectionResult | None = None
         passages: PassagePlan | None = None
+        evidence: float | None = None
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
                 if scope == "book":
-                    sources, sufficient = await self._search(request, query.text)
+                    sources, sufficient, evidence = await self._search(request, query.text)
                 else:
                     if request.page is not None:
                         located = await self.retriever.alocate(
@@ -229,9 +231,10 @@ class Answerer:
             started=started,
             located=located is not None,
             passages=passages,
+            evidence=evidence,
         )
 
-    async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool]:
+    async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool, float]:
         filters: dict[str, Sequence[str] | str] = dict(request.filters or {})
         from_page = {
             name: value
@@ -244,7 +247,7 @@ class Answerer:
         result = await self.retriever.asearch(query, top_k=request.top_k, filters={**filters, **from_page})
         if not result.sections and from_page:  # the reader's version/locale is not in the index
             result = await self.retriever.asearch(query, top_k=request.top_k, filters=filters)
-        return result.sections, result.sufficient_context
+        return result.sections, result.sufficient_context, result.sufficiency.score
 
     @staticmethod
     def _selection_sources(

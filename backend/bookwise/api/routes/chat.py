@@ -8,9 +8,13 @@ stream's one ``error`` event.
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -20,6 +24,8 @@ from bookwise.api.deps import Client, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
 from bookwise.generation.answer import Answerer, ChatRequest, Event, Prepared
+from bookwise.insights.log import QuestionLog
+from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 
 router = APIRouter()
 
@@ -40,6 +46,7 @@ class AnswerStream(EventSourceResponse):
 
 @router.post("/api/chat", response_model=None)
 async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, client: Client) -> AnswerStream:
+    asked_at = datetime.now(UTC)
     question = chat_request(body, shared.limits, request_id)
     shared.slots.acquire(client)
     released = threading.Event()
@@ -59,7 +66,10 @@ async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, clien
     shared.feedback.remember(request_id)  # this answer, and only it, may now be rated
     return AnswerStream(
         answer_events(
-            shared.metrics.watch(answerer.stream(prepared), started=prepared.started), prepared, question
+            shared.metrics.watch(answerer.stream(prepared), started=prepared.started),
+            prepared,
+            question,
+            Logged(shared.question_log, asked_at, client),
         ),
         on_close=release,
         ping=shared.stream.ping_s,
@@ -68,17 +78,41 @@ async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, clien
     )
 
 
+class Logged:
+    """Where an answer's question-log record goes, with what the route knew of its request."""
+
+    def __init__(self, log: QuestionLog, asked_at: datetime, client: str) -> None:
+        self.log = log
+        self.asked_at = asked_at
+        self.client = client  # hashed with the day's salt by the log's writer, never stored
+        self.sources: list[dict[str, Any]] = []
+        self.ms_to_sources: float | None = None
+
+
 async def answer_events(
-    stream: AsyncIterator[Event], prepared: Prepared, question: ChatRequest
+    stream: AsyncIterator[Event], prepared: Prepared, question: ChatRequest, logged: Logged | None = None
 ) -> AsyncIterator[ServerSentEvent]:
     ended: Event | None = None  # the done or error event, once the server has sent it
     try:
         async for event in stream:
             yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name)
+            if event.name == "sources" and logged is not None:  # resumed after the send: it was sent
+                logged.sources = list(event.data.get("sources") or [])
+                logged.ms_to_sources = _ms_since(prepared.started)
             if event.name in ("done", "error"):
-                ended = event  # resumed after the send: the reader was sent it
+                ended = event
     finally:
         log_event("chat", **_chat_log(prepared, question, ended))
+        if logged is not None and logged.log.enabled:
+            _submit(prepared, question, ended, logged)
+
+
+def _submit(prepared: Prepared, question: ChatRequest, ended: Event | None, logged: Logged) -> None:
+    """Only queued here: a slow or broken store never holds the stream open (see ``insights.log``)."""
+    try:
+        logged.log.submit(_question_record(prepared, question, ended, logged), logged.client)
+    except Exception as error:  # a bug in the log must not fail an answer already sent
+        log_event("question_log_failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
 
 
 def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) -> dict[str, Any]:
@@ -103,3 +137,58 @@ def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) ->
         "usage": done.get("usage"),
         "retrieval_ms": round(prepared.retrieval_ms, 1),
     }
+
+
+# What a finished answer's ``done`` event says it was (``answer_kind``), as the question log counts it.
+_OUTCOMES: dict[str, Outcome] = {"not_covered": "not_covered", "not_in_selection": "not_in_selection"}
+
+
+def _question_record(
+    prepared: Prepared, question: ChatRequest, ended: Event | None, logged: Logged
+) -> QuestionRecord:
+    """The question log's row of one answer, from the events its reader was sent (as ``_chat_log``)."""
+    done = ended.data if ended is not None and ended.name == "done" else {}
+    outcome: Outcome
+    if ended is None:
+        outcome = "client_disconnected"
+    elif ended.name == "error":
+        outcome = "error"
+    else:
+        outcome = _OUTCOMES.get(str(done.get("answer_kind")), "answered")
+    cited_numbers = set(done.get("citations") or ())
+    timings = done.get("timings_ms") or {}
+    page = question.page
+    return QuestionRecord(
+        created_at=logged.asked_at,
+        request_id=question.request_id,
+        question=question.question,
+        mode=question.mode,
+        outcome=outcome,
+        page_url=_without_query(page.url) if page else None,
+        version=page.version if page else None,
+        locale=page.locale if page else None,
+        evidence=prepared.evidence,
+        cited=tuple(_cited(source) for source in logged.sources if source.get("n") in cited_numbers),
+        error_code=str(ended.data.get("code")) if ended is not None and ended.name == "error" else None,
+        ms_to_sources=logged.ms_to_sources,
+        ms_to_first_token=timings.get("first_token"),
+        ms_total=timings.get("total") or _ms_since(prepared.started),
+    )
+
+
+def _cited(source: dict[str, Any]) -> CitedSection:
+    return CitedSection(
+        url=str(source.get("page_url") or source.get("url") or ""),
+        heading_id=source.get("anchor") or None,
+        title=str(source.get("heading_text") or source.get("title") or ""),
+    )
+
+
+def _without_query(url: str) -> str:
+    """A page URL without its query string (which may carry a reader's tokens or tracking ids)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment))
+
+
+def _ms_since(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 1)

@@ -24,6 +24,7 @@ async def feedback(body: FeedbackBody, shared: ServicesDep) -> dict[str, Any]:
         lambda: store.add(
             request_id=body.request_id,
             rating=body.rating,
+            reason=body.reason,
             question=body.question,
             answer=body.answer,
             sources=body.sources,

@@ -1,0 +1,177 @@
+"""The question log's writer: records go to the store from a background thread, never from a reader's stream.
+
+``QuestionLog.submit`` only puts a record on a bounded queue (never blocks, never raises): a slow or
+broken database cannot delay or fail an answer. One thread per process writes the queue to the
+store, hashes the reader's address with the day's salt there (the address is never part of a
+record), and deletes rows past the retention (at start, then every ``PURGE_EVERY_S``). A store that
+fails is logged once per failure spell; the records of that spell are dropped.
+
+Why a thread and a queue rather than ``anyio.to_thread`` per answer: the write would be awaited in
+the stream's ``finally``, holding the response open until the database answered (seconds while a
+PostgreSQL is unreachable), and shielded from the disconnect that cancels it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+
+from bookwise.errors import InsightsStoreError
+from bookwise.insights.records import QuestionRecord
+from bookwise.insights.store import Store
+
+REOPEN_EVERY_S = 5.0  # how often a store that would not open is tried again
+PURGE_EVERY_S = 3600.0
+QUEUE_SIZE = 10_000  # records waiting for the writer; beyond, new ones are dropped (counted, logged)
+STOP_WAIT_S = 5.0  # at shutdown, the longest the writer may take to write what is queued
+
+_log = logging.getLogger("bookwise.insights")
+
+
+def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
+    _log.log(level, event, extra={"fields": fields})
+
+
+class StoreHandle:
+    """The store of this process, opened on first use and tried again while it cannot be."""
+
+    def __init__(self, opener: Callable[[], Store]) -> None:
+        self._opener = opener
+        self._store: Store | None = None
+        self._error: InsightsStoreError | None = None
+        self._tried_at = 0.0
+        self._lock = threading.Lock()
+
+    def get(self) -> Store:
+        """The open store (blocking: a worker thread's call), or ``InsightsStoreError``."""
+        with self._lock:
+            if self._store is not None:
+                return self._store
+            if self._error is not None and time.monotonic() - self._tried_at < REOPEN_EVERY_S:
+                raise self._error
+            self._tried_at = time.monotonic()
+            try:
+                self._store = self._opener()
+            except InsightsStoreError as error:
+                self._error = error
+                raise
+            self._error = None
+            return self._store
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            self._error = InsightsStoreError("the insights store is closed")
+            self._tried_at = float("inf")  # never reopened
+
+
+def reader_hash(salt: str, address: str) -> str:
+    """A keyed hash of the client's address: equal for one reader on one day, unlinkable across days."""
+    return hashlib.blake2b(address.encode(), key=bytes.fromhex(salt), digest_size=8).hexdigest()
+
+
+class QuestionLog:
+    """Where the API hands the record of each answer it streamed (when the log is on)."""
+
+    def __init__(
+        self,
+        store: StoreHandle,
+        *,
+        enabled: bool,
+        retention_days: int,
+        queue_size: int = QUEUE_SIZE,
+        purge_every_s: float = PURGE_EVERY_S,
+    ) -> None:
+        self.enabled = enabled
+        self.retention = timedelta(days=retention_days)
+        self._store = store
+        self._queue: queue.Queue[tuple[QuestionRecord, str | None] | None] = queue.Queue(queue_size)
+        self._purge_every_s = purge_every_s
+        self._thread: threading.Thread | None = None
+        self._salt: tuple[date, str] | None = None
+        self._failing = False
+        self._dropped = 0
+
+    def start(self) -> None:
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._write_forever, name="question-log", daemon=True)
+            self._thread.start()
+
+    def submit(self, record: QuestionRecord, address: str | None = None) -> None:
+        """Queue ``record`` (``address``: the client's, hashed by the writer, never stored). Never blocks."""
+        if not self.enabled:
+            return
+        try:
+            self._queue.put_nowait((record, address))
+        except queue.Full:
+            self._dropped += 1
+            if self._dropped == 1 or self._dropped % 1000 == 0:
+                log_event("question_log_full", logging.WARNING, dropped=self._dropped)
+
+    def close(self) -> None:
+        """Write what is queued (within ``STOP_WAIT_S``), then stop."""
+        if self._thread is None:
+            return
+        try:
+            self._queue.put(None, timeout=STOP_WAIT_S)
+        except queue.Full:
+            pass
+        self._thread.join(STOP_WAIT_S)
+        self._thread = None
+
+    def purge(self) -> int:
+        """Delete the questions and ratings past the retention; how many went."""
+        gone = self._store.get().forget_before(datetime.now(UTC) - self.retention)
+        if gone:
+            log_event("question_log_purged", rows=gone, retention_days=self.retention.days)
+        return gone
+
+    def _write_forever(self) -> None:
+        next_purge = time.monotonic()
+        while True:
+            if time.monotonic() >= next_purge:
+                next_purge = time.monotonic() + self._purge_every_s
+                self._guarded(self.purge)
+            try:
+                item = self._queue.get(timeout=max(0.0, next_purge - time.monotonic()))
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            self._guarded(functools.partial(self._write, *item))
+
+    def _write(self, record: QuestionRecord, address: str | None) -> None:
+        store = self._store.get()
+        if address:
+            record = replace(record, reader=reader_hash(self._day_salt(store, record.created_at), address))
+        store.add_question(record)
+
+    def _day_salt(self, store: Store, when: datetime) -> str:
+        day = when.astimezone(UTC).date()
+        if self._salt is None or self._salt[0] != day:
+            self._salt = (day, store.reader_salt(day))  # shared by every process of the store
+        return self._salt[1]
+
+    def _guarded(self, work: Callable[[], object]) -> None:
+        try:
+            work()
+        except InsightsStoreError as error:
+            if not self._failing:  # once per failure spell, not once per answer
+                self._failing = True
+                log_event("question_log_write_failed", logging.WARNING, error=error.message)
+            return
+        except Exception as error:  # a bug must not stop the writer: later answers are still logged
+            _log.error("question log writer failed", exc_info=error)
+            return
+        if self._failing:
+            self._failing = False
+            log_event("question_log_recovered")

@@ -592,7 +592,8 @@ def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
     until = args.until + timedelta(days=1) if args.until and args.until.time() == time() else args.until
     log_filter = LogFilter(since=args.since, until=until, version=args.version, locale=args.locale)
     needs_index = outputs.html is not None or outputs.json is not None
-    store = open_store(settings.resolved_feedback_db)
+    url = settings.insights_db_url
+    store = open_store(url.get_secret_value() if url is not None else settings.resolved_feedback_db)
     retriever = Retriever.open(settings) if needs_index else None
     try:
         printed = write_report(store, log_filter, outputs, retriever=retriever)

@@ -1,8 +1,8 @@
 """Coverage gaps: the questions the book did not answer well, grouped by meaning.
 
-A gap question is one the book declined (not covered), answered on thin evidence, or whose answer
-got a thumbs down. Their embeddings (the index's own embedder) are grouped by average-linkage
-agglomerative clustering on cosine similarity: two groups merge while the mean similarity between
+A gap question is one the book declined (not covered), answered on thin evidence (below the
+sufficiency threshold), or whose answer got a thumbs down. Their embeddings (the index's own
+embedder) are grouped by average-linkage agglomerative clustering on cosine similarity: two groups merge while the mean similarity between
 their members is at least a threshold. Average linkage was chosen over single linkage (which chains
 unrelated questions through one bridging phrasing) and over k-means (which needs the number of gaps
 in advance); the threshold is measured by ``scripts/bench_insights_clusters.py``.
@@ -20,12 +20,14 @@ import numpy.typing as npt
 
 from bookwise.insights.records import FeedbackRecord, QuestionRecord
 from bookwise.insights.report.aggregate import latest_per_answer, normalize, page_of
+from bookwise.retrieval.sufficiency import default_model
 
 # Mean cosine similarity two groups need to merge; chosen on planted gaps (bench_insights_clusters).
 GAP_SIMILARITY = 0.5
-# Evidence below this counts an answer as thin. The answer path answers from 0.5 up
-# (generation/evidence.py ANSWER_EVIDENCE): answers in the first tenth above the line are shaky.
-LOW_EVIDENCE = 0.6
+# An answer counts as thin when the log's evidence (retrieval's calibrated P(answerable)) is below
+# the sufficiency threshold: the book answered against retrieval's own verdict, on one strong
+# passage. The calibrated threshold by default; `bookwise insights` passes the configured one.
+LOW_EVIDENCE = default_model().threshold
 MAX_GAP_TEXTS = 2000  # distinct phrasings clustered (the most asked): keeps the O(n²) matrix small
 SECTIONS_PER_GAP = 3
 PHRASINGS_SHOWN = 5

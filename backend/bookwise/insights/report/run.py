@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 from bookwise.insights.records import LogFilter
 from bookwise.insights.report.build import (
@@ -17,7 +17,7 @@ from bookwise.insights.report.build import (
     report_csv,
     report_json,
 )
-from bookwise.insights.report.gaps import SECTIONS_PER_GAP, ClosestSection, Search
+from bookwise.insights.report.gaps import LOW_EVIDENCE, SECTIONS_PER_GAP, ClosestSection, Search
 from bookwise.insights.report.render import render_html
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ def write_report(
             log_filter,
             embed=retriever.embedder.embed_documents,
             search=section_search(retriever, log_filter),
+            low_evidence=_threshold(retriever.settings.sufficiency_threshold),
         )
         if outputs.html is not None:
             _write(outputs.html, render_html(report))
@@ -85,6 +86,10 @@ def write_report(
     if outputs.export is not None:
         _write(outputs.export, export_jsonl(export_questions(questions, feedback, log_filter)))
     return printed
+
+
+def _threshold(configured: float | None) -> float:
+    return LOW_EVIDENCE if configured is None else configured
 
 
 def _emit(path: Path, text: str, printed: dict[str, str], name: str) -> None:

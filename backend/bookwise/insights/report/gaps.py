@@ -2,10 +2,11 @@
 
 A gap question is one the book declined (not covered), answered on thin evidence (below the
 sufficiency threshold), or whose answer got a thumbs down. Their embeddings (the index's own
-embedder) are grouped by average-linkage agglomerative clustering on cosine similarity: two groups merge while the mean similarity between
-their members is at least a threshold. Average linkage was chosen over single linkage (which chains
-unrelated questions through one bridging phrasing) and over k-means (which needs the number of gaps
-in advance); the threshold is measured by ``scripts/bench_insights_clusters.py``.
+embedder) are grouped by average-linkage agglomerative clustering on cosine similarity: two groups
+merge while the mean similarity between their members is at least a threshold. Average linkage was
+chosen over single linkage (which chains unrelated questions through one bridging phrasing) and
+over k-means (which needs the number of gaps in advance); the threshold is measured by
+``scripts/bench_insights_clusters.py``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ GAP_SIMILARITY = 0.5
 LOW_EVIDENCE = default_model().threshold
 MAX_GAP_TEXTS = 2000  # distinct phrasings clustered (the most asked): keeps the O(n²) matrix small
 SECTIONS_PER_GAP = 3
-PHRASINGS_SHOWN = 5
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
@@ -124,7 +123,7 @@ class GapCluster:
     label: str  # the most typical question: the member closest to the group's centroid
     size: int  # gap questions in the group (repeats counted)
     reasons: dict[str, int]
-    phrasings: list[str]  # distinct phrasings, most asked first
+    phrasings: list[str]  # every distinct phrasing, most asked first (the page shows the first few)
     pages: list[str]  # where readers asked from, most first
     last_asked: datetime
     sections: list[ClosestSection] = field(default_factory=list)
@@ -179,7 +178,7 @@ def _describe(
         label=texts[group[typical]],
         size=len(asked),
         reasons=dict(Counter(r for g in asked for r in g.reasons).most_common()),
-        phrasings=[texts[group[n]] for n in order[:PHRASINGS_SHOWN]],
+        phrasings=[texts[group[n]] for n in order],
         pages=[p for p, _ in pages.most_common(3)],
         last_asked=max(g.created_at for g in asked),
     )

@@ -16,6 +16,7 @@ from bookwise.settings import Settings
 from browser import launched_chromium
 from examplesite import build_example, index_example_locally
 from fakellm import FakeLLM, running_fake_llm
+from pgserver import PostgresServer, running_postgres
 
 # The developer's shell must not change what the tests test: every BOOKWISE_ setting exported there
 # is dropped, and the tests run from an empty temporary folder (no bookwise.toml to pick up), before
@@ -149,3 +150,10 @@ def log_lines() -> Iterator[io.StringIO]:
         for name, (handlers, propagate) in named.items():
             logging.getLogger(name).handlers[:] = handlers
             logging.getLogger(name).propagate = propagate
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL for the session (started on first use); each test makes its own database."""
+    with running_postgres() as server:
+        yield server

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -123,11 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
     commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
-    _add_insights_report_flags(
-        commands.add_parser(
-            "insights", help="the authors' report: what readers ask, where the book has no answer"
-        )
-    )
+    _add_insights_report_flags(_add_insights_command(commands))
     return parser
 
 
@@ -150,14 +146,6 @@ def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
     answers.add_argument("--no-judge", action="store_true", help="skip the LLM judge of supported sentences")
     for flag, meaning in ANSWER_GATES.items():
         answers.add_argument(flag, type=float, help=meaning)
-
-
-def _day(value: str) -> datetime:
-    try:
-        day = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a date like 2026-03-01, not {value!r}") from exc
-    return day if day.tzinfo else day.replace(tzinfo=UTC)
 
 
 def _add_insights_report_flags(parser: argparse.ArgumentParser) -> None:
@@ -187,8 +175,8 @@ def _add_insights_report_flags(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="thumbs-down and not-covered questions as a questions.jsonl for `bookwise eval`, to label",
     )
-    report.add_argument("--since", type=_day, metavar="DATE", help="from this day (UTC, included)")
-    report.add_argument("--until", type=_day, metavar="DATE", help="to this day (UTC, included)")
+    report.add_argument("--since", type=_day, metavar="DATE", help="from this UTC day (YYYY-MM-DD), included")
+    report.add_argument("--until", type=_day, metavar="DATE", help="to this UTC day (YYYY-MM-DD), included")
     report.add_argument("--version", metavar="VERSION", help="only answers about this docs version")
     report.add_argument("--locale", metavar="LOCALE", help="only answers in this locale")
 
@@ -587,13 +575,19 @@ def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
 
     outputs = Outputs(html=args.out, json=args.json, csv=args.csv, export=args.export_questions)
     if outputs == Outputs():
-        raise BookwiseError("say what to write: --out report.html, --json, --csv or --export-questions FILE")
-    # --until names the last day included; the filter's end is exclusive.
-    until = args.until + timedelta(days=1) if args.until and args.until.time() == time() else args.until
-    log_filter = LogFilter(since=args.since, until=until, version=args.version, locale=args.locale)
+        raise BookwiseError(
+            "say what to do: --out report.html, --json, --csv, --export-questions FILE, "
+            "or --forget-before DATE"
+        )
+    log_filter = LogFilter(
+        since=datetime.combine(args.since, time(), tzinfo=UTC) if args.since else None,
+        # --until names the last day included; the filter's end is exclusive.
+        until=datetime.combine(args.until + timedelta(days=1), time(), tzinfo=UTC) if args.until else None,
+        version=args.version,
+        locale=args.locale,
+    )
     needs_index = outputs.html is not None or outputs.json is not None
-    url = settings.insights_db_url
-    store = open_store(url.get_secret_value() if url is not None else settings.resolved_feedback_db)
+    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
     retriever = Retriever.open(settings) if needs_index else None
     try:
         printed = write_report(store, log_filter, outputs, retriever=retriever)
@@ -611,6 +605,41 @@ def _mcp(settings: Settings) -> int:
 
     serve_stdio(settings)
     return EXIT_OK
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {value!r}") from None
+
+
+def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
+    """``bookwise insights``: the question log, for the book's authors (issue 13)."""
+    insights: argparse.ArgumentParser = commands.add_parser(
+        "insights", help="what readers ask (the question log): the authors' report; delete old rows"
+    )
+    insights.add_argument(
+        "--forget-before",
+        type=_day,
+        metavar="DATE",
+        help="delete the questions and ratings logged before this UTC day (YYYY-MM-DD), then exit",
+    )
+    return insights
+
+
+def _insights(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.insights.store import open_store
+
+    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
+    try:
+        if args.forget_before is not None:
+            gone = store.forget_before(datetime.combine(args.forget_before, time(), tzinfo=UTC))
+            print(f"deleted {gone} questions and ratings logged before {args.forget_before} (UTC)")
+            return EXIT_OK
+    finally:
+        store.close()
+    return _insights_report(args, settings)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -636,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "mcp":
             return _mcp(settings)
         if args.command == "insights":
-            return _insights_report(args, settings)
+            return _insights(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return EXIT_ERRORS

@@ -394,6 +394,12 @@ class Settings(BaseSettings):
         return self.feedback_db or self.data_dir / "feedback.sqlite3"
 
     @property
+    def resolved_insights_db(self) -> str | Path:
+        """The insights store: the PostgreSQL URL (a secret: never log it), else the SQLite file."""
+        url = self.insights_db_url
+        return url.get_secret_value() if url is not None else self.resolved_feedback_db
+
+    @property
     def resolved_embedding_model(self) -> str:
         return self.embedding_model or DEFAULT_MODELS[self.embedding_provider]
 

@@ -103,6 +103,6 @@ def test_insights_filters_by_day_and_version(book: tuple[Settings, list[Question
 def test_insights_without_an_output_says_what_to_write(tmp_path: Path) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
     done = insights(settings, "--since", "2026-01-01")
-    assert done.returncode == 1 and "--out report.html" in done.stderr
+    assert done.returncode == 1 and "--out report.html" in done.stderr and "--forget-before" in done.stderr
     bad = insights(settings, "--json", "--since", "yesterday")
-    assert bad.returncode == 2 and "expected a date" in bad.stderr
+    assert bad.returncode == 2 and "expected a day" in bad.stderr

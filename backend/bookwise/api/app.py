@@ -20,7 +20,7 @@ from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
 from bookwise.api.mcp import BookTools, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
-from bookwise.api.routes import chat, feedback, health, search, widget
+from bookwise.api.routes import chat, feedback, health, insights, search, widget
 from bookwise.api.services import Services, build_services
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError
@@ -78,7 +78,8 @@ def create_app(
         redis_url=settings.redis_url,
         redis_timeout_s=settings.redis_timeout_s,
     )
-    book = build_mcp_server(settings.book_title, BookTools(shared.index.get, shared.limits))
+    agent_log = shared.question_log.submit if settings.question_log else None  # MCP search = agent traffic
+    book = build_mcp_server(settings.book_title, BookTools(shared.index.get, shared.limits, agent_log))
     app = FastAPI(
         title="Bookwise",
         version="0.1.0",
@@ -94,6 +95,8 @@ def create_app(
     install_error_handlers(app)
     for routes in (chat, search, feedback, health, widget):
         app.include_router(routes.router)
+    if shared.admin_token is not None:  # the authors' report exists only with its token
+        app.include_router(insights.router)
     app.router.routes.extend(http_routes(book, max_body_bytes=settings.max_body_bytes))  # /mcp
     if settings.site_dir is not None:
         # Last: every API route above wins over a page of the same path.

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
@@ -26,14 +29,17 @@ from pydantic import Field
 from starlette.routing import BaseRoute
 
 from bookwise import validation
+from bookwise.api.logs import request_id_var
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError
+from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
 from bookwise.retrieval.retriever import Retriever, page_paths
 from bookwise.settings import Settings
 
 RetrieverSource = Callable[[], Awaitable[Retriever]]
+QuestionSink = Callable[[QuestionRecord], None]  # the question log's submit (never blocks)
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
 )
@@ -150,9 +156,12 @@ def _page(payload: dict[str, Any], url: str) -> Page:
 class BookTools:
     """What the tools do, independent of the transport; a ``BookwiseError`` becomes a tool error."""
 
-    def __init__(self, retriever: RetrieverSource, limits: validation.RequestLimits) -> None:
+    def __init__(
+        self, retriever: RetrieverSource, limits: validation.RequestLimits, log: QuestionSink | None = None
+    ) -> None:
         self._retriever = retriever
         self._limits = limits
+        self._log = log
         self._book: tuple[str, Book] | None = None
         self._lock = threading.Lock()
 
@@ -163,12 +172,30 @@ class BookTools:
         limit: int | None,
     ) -> dict[str, Any]:
         wanted = {name: value for name, value in filters.items() if value}
+        asked_at, started = datetime.now(UTC), time.monotonic()
         try:
             validation.search(query, limit, wanted, self._limits)  # before any work, as the API
             retriever = await self._retriever()
             result = await retriever.asearch(query, top_k=limit, filters=wanted)
         except BookwiseError as error:
+            if self._log is not None and error.code != "invalid_request":  # an agent's typo is no question
+                self._log(_agent_record(query, wanted, asked_at, started, error_code=error.code))
             raise ToolError(f"{error.code}: {error.shown}") from error
+        if self._log is not None:
+            self._log(
+                _agent_record(
+                    query,
+                    wanted,
+                    asked_at,
+                    started,
+                    outcome="answered" if result.sufficient_context else "not_covered",
+                    evidence=result.sufficiency.score,
+                    cited=tuple(
+                        CitedSection(s.page_url, s.anchor or None, s.heading_text or s.title)
+                        for s in result.sections
+                    ),
+                )
+            )
         origin = _origin(retriever.site_url)
         return {
             "query": result.query,
@@ -260,6 +287,35 @@ class BookTools:
             if self._book is None or self._book[0] != generation:
                 self._book = (generation, Book.from_payloads(retriever.chunk_payloads()))
             return self._book[1]
+
+
+def _agent_record(
+    query: str,
+    wanted: Mapping[str, list[str] | str | None],
+    asked_at: datetime,
+    started: float,
+    *,
+    outcome: Outcome = "error",
+    evidence: float | None = None,
+    cited: tuple[CitedSection, ...] = (),
+    error_code: str | None = None,
+) -> QuestionRecord:
+    """The question log's row of one ``search`` call (agent traffic: no page, no reader)."""
+    version, locale = wanted.get("version"), wanted.get("locale")
+    return QuestionRecord(
+        created_at=asked_at,
+        request_id=request_id_var.get() or uuid.uuid4().hex,
+        question=query,
+        mode="search",  # the MCP tool
+        outcome=outcome,
+        traffic="agent",
+        version=version if isinstance(version, str) else None,
+        locale=locale if isinstance(locale, str) else None,
+        evidence=evidence,
+        cited=cited,
+        error_code=error_code,
+        ms_total=round((time.monotonic() - started) * 1000, 1),
+    )
 
 
 def _origin(site_url: str) -> str:

@@ -123,9 +123,8 @@ class Services:
 
 def insights_store(settings: Settings) -> StoreHandle:
     """The store of feedback and the question log: PostgreSQL by URL, else the SQLite file."""
-    url = settings.insights_db_url
-    target = url.get_secret_value() if url is not None else settings.resolved_feedback_db
-    return StoreHandle(lambda: open_store(target, max_bytes=settings.feedback_max_bytes))
+    target, max_bytes = settings.resolved_insights_db, settings.feedback_max_bytes
+    return StoreHandle(lambda: open_store(target, max_bytes=max_bytes))
 
 
 def build_services(

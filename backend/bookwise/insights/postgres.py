@@ -40,12 +40,18 @@ class PostgresStore(SqlStore):
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
         self._closed = False
-        self.migrate()
+        try:
+            self.migrate()
+        except BaseException:
+            self.close()
+            raise
 
     def _connection(self) -> psycopg.Connection[tuple[Any, ...]]:
         if self._closed:
             raise InsightsStoreError(f"insights store {self._shown_url} is closed")
         if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                self._conn.close()  # a broken one: its socket is released now, not by the collector
             try:
                 self._conn = psycopg.connect(
                     self._url,

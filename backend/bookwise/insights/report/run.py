@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from bookwise.insights.records import LogFilter
+from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
 from bookwise.insights.report.build import (
     Log,
+    Report,
     build_report,
     export_jsonl,
     export_questions,
@@ -56,6 +57,27 @@ def section_search(retriever: Retriever, log_filter: LogFilter) -> Search:
     return search
 
 
+def html_report(log: Log, log_filter: LogFilter, retriever: Retriever) -> str:
+    """The HTML report of ``log`` (``/api/insights``; ``--out`` writes the same page)."""
+    return render_html(_report(log.questions(log_filter), log.feedback(log_filter), log_filter, retriever))
+
+
+def _report(
+    questions: Sequence[QuestionRecord],
+    feedback: Sequence[FeedbackRecord],
+    log_filter: LogFilter,
+    retriever: Retriever,
+) -> Report:
+    return build_report(
+        questions,
+        feedback,
+        log_filter,
+        embed=retriever.embedder.embed_documents,
+        search=section_search(retriever, log_filter),
+        low_evidence=_threshold(retriever.settings.sufficiency_threshold),
+    )
+
+
 def write_report(
     log: Log, log_filter: LogFilter, outputs: Outputs, *, retriever: Retriever | None
 ) -> dict[str, str]:
@@ -69,14 +91,7 @@ def write_report(
     if outputs.html is not None or outputs.json is not None:
         if retriever is None:
             raise ValueError("the report needs the index's embedder")
-        report = build_report(
-            questions,
-            feedback,
-            log_filter,
-            embed=retriever.embedder.embed_documents,
-            search=section_search(retriever, log_filter),
-            low_evidence=_threshold(retriever.settings.sufficiency_threshold),
-        )
+        report = _report(questions, feedback, log_filter, retriever)
         if outputs.html is not None:
             _write(outputs.html, render_html(report))
         if outputs.json is not None:

@@ -184,6 +184,22 @@ def drive(client: httpx.Client, url: str, asks: list[Ask]) -> Counter[str]:
     return seen
 
 
+def agents(url: str, rng: random.Random) -> int:
+    """AI agents searching the book over MCP (logged as agent traffic): the eval questions, tersely."""
+    import anyio
+    from mcp import Client
+
+    queries = [" ".join(row["question"].split()[:6]) for row in read_jsonl(QUESTIONS)]
+
+    async def run() -> int:
+        async with Client(f"{url}/mcp") as client:
+            for query in rng.sample(queries, k=min(15, len(queries))):
+                await client.call_tool("search", {"query": query})
+        return min(15, len(queries))
+
+    return anyio.run(run)
+
+
 def spread(db: Path, days: int, rng: random.Random) -> None:
     """Move the logged rows back over ``days`` days: a little more traffic each week, as a book is adopted."""
     now = datetime.now(UTC)
@@ -241,6 +257,7 @@ def main() -> None:
                 asks = plan(client, url, rng)
                 print(f"asking {len(asks)} questions through {url} …", flush=True)
                 seen = drive(client, url, asks)
+            seen["mcp_search"] = agents(url, rng)
         finally:
             server.terminate()  # the writer thread flushes its queue at shutdown
             server.wait(timeout=30)

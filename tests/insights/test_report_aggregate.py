@@ -74,6 +74,7 @@ def test_highlight_pages_count_selections_and_study_actions_per_page() -> None:
         question("c", 0, 2, mode="quiz", page_url=pid),
         question("d", 0, 3, mode="explain", page_url=kalman),
         question("e", 0, 4, mode="normal", page_url=kalman),
+        question("f", 0, 5, mode="search", page_url=kalman, traffic="agent"),  # MCP: not a reader's action
     ]
     rows = agg.highlight_pages(log)
     assert [(r.page, r.selected_text, r.study) for r in rows] == [(pid, 2, 1), (kalman, 0, 1)]

@@ -183,7 +183,7 @@ def highlight_pages(questions: Sequence[QuestionRecord], limit: int = TOP) -> li
     actions: dict[str, Counter[str]] = defaultdict(Counter)
     for q in questions:
         page = page_of(q.page_url)
-        if page is None or q.mode == "normal":
+        if page is None or q.mode == "normal" or q.traffic == "agent":  # an agent's tool call reads no page
             continue
         if q.mode == "selected_text":
             selected[page] += 1

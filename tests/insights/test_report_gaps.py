@@ -97,3 +97,35 @@ def test_each_cluster_gets_the_closest_sections_its_label_finds() -> None:
     assert sorted(asked) == ["lidar range noise", "motor kv rating"]
     assert all(len(c.sections) == 3 and c.sections[0].title == f"About {c.label}" for c in clusters)
     assert gap_clusters([], EMBED, search) == []
+
+
+def brute_force(vectors: np.ndarray, threshold: float, weights: np.ndarray) -> list[list[int]]:
+    """Average linkage the slow way: the best pair of the whole matrix at every merge."""
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = unit @ unit.T
+    np.fill_diagonal(sim, -np.inf)
+    size, members = weights.astype(float), [[i] for i in range(len(vectors))]
+    while True:
+        i, j = divmod(int(np.argmax(sim)), len(vectors))
+        if sim[i, j] < threshold:
+            return sorted(sorted(m) for m in members if m)
+        sim[i, :] = sim[:, i] = (size[i] * sim[i] + size[j] * sim[j]) / (size[i] + size[j])
+        sim[i, i] = sim[j, :] = sim[:, j] = -np.inf
+        size[i] += size[j]
+        members[i] += members[j]
+        members[j] = []
+
+
+def test_the_cached_best_partners_merge_as_the_brute_force_does_and_leave_the_weights_alone() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        n = int(rng.integers(5, 120))
+        centres = rng.standard_normal((max(n // 8, 1), 16))
+        vectors = centres[rng.integers(0, len(centres), n)] + 0.9 * rng.standard_normal((n, 16))
+        weights = rng.integers(1, 4, n).astype(float)
+        given = weights.copy()
+        for threshold in (0.2, 0.4, 0.6):
+            assert sorted(agglomerate(vectors, threshold, weights)) == brute_force(
+                vectors, threshold, weights
+            )
+            assert (weights == given).all()

@@ -90,8 +90,8 @@ def agglomerate(
     """Average-linkage clusters of ``vectors`` (rows), merged while mean cosine >= ``threshold``.
 
     ``weights`` count duplicates: a phrasing asked five times pulls its group's mean five times.
-    The Lance-Williams update keeps one similarity matrix between live groups: O(n²) memory and
-    one O(n²) argmax per merge.
+    The Lance-Williams update keeps one similarity matrix between live groups (O(n²) memory), and
+    each row's best partner is cached, so a merge rescans only the rows whose best partner changed.
     """
     n = len(vectors)
     if n == 0:
@@ -100,11 +100,14 @@ def agglomerate(
     unit = vectors / np.where(norms == 0, 1.0, norms)
     sim = unit @ unit.T
     np.fill_diagonal(sim, -np.inf)
-    size = np.asarray(weights if weights is not None else [1.0] * n, dtype=np.float64)
+    size = np.array(weights if weights is not None else [1.0] * n, dtype=np.float64)  # a copy: grown below
     members: list[list[int]] = [[i] for i in range(n)]
+    best = sim.argmax(axis=1)
+    best_sim = sim[np.arange(n), best]
     while n > 1:
-        i, j = divmod(int(np.argmax(sim)), n)
-        if sim[i, j] < threshold:
+        i = int(np.argmax(best_sim))
+        j = int(best[i])
+        if best_sim[i] < threshold:
             break
         merged = (size[i] * sim[i] + size[j] * sim[j]) / (size[i] + size[j])
         sim[i, :] = merged
@@ -115,6 +118,15 @@ def agglomerate(
         size[i] += size[j]
         members[i].extend(members[j])
         members[j] = []
+        best_sim[j] = -np.inf
+        # Rows that pointed at i or j look again; any row may now prefer the merged group i.
+        for k in np.flatnonzero((best == i) | (best == j) | (np.arange(n) == i)):
+            if members[k]:
+                best[k] = int(np.argmax(sim[k]))
+                best_sim[k] = sim[k, best[k]]
+        closer = sim[:, i] > best_sim
+        best[closer] = i
+        best_sim[closer] = sim[closer, i]
     return [sorted(m) for m in members if m]
 
 

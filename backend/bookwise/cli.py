@@ -149,7 +149,7 @@ def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_insights_report_flags(parser: argparse.ArgumentParser) -> None:
-    report = parser.add_argument_group("the report (from the question log: BOOKWISE_…)")
+    report = parser.add_argument_group("the report (from the question log, BOOKWISE_QUESTION_LOG)")
     report.add_argument(
         "--out", type=Path, metavar="FILE", help="write the HTML report (one self-contained file)"
     )

@@ -23,9 +23,11 @@ def test_gap_questions_are_declined_thin_or_voted_down_answers_each_once() -> No
     voted = question("pid gains", 0, 2, evidence=0.9)
     fine = question("kalman gain", 0, 3, evidence=0.9)
     selection = question("this passage?", 0, 4, outcome="not_in_selection")
+    explained = question("what does this mean?", 0, 5, mode="selected_text")  # about a page the book has
     declined_and_voted = vote(declined)
     gaps = gap_questions(
-        [declined, thin, voted, fine, selection], [vote(voted), declined_and_voted, vote(fine, "up")]
+        [declined, thin, voted, fine, selection, explained],
+        [vote(voted), declined_and_voted, vote(fine, "up"), vote(explained)],
     )
     by_question = {g.question: g.reasons for g in gaps}
     assert by_question == {

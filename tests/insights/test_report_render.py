@@ -88,8 +88,8 @@ def test_json_holds_every_table_and_the_gap_clusters() -> None:
         "not_covered": 0,
         "pages": 1,
     }
-    assert data["gap_questions"] == 5  # three declined, two voted down
-    assert sum(g["size"] for g in data["gaps"]) == 5
+    assert data["gap_questions"] == 4  # three declined, one voted down (not the one on a selection)
+    assert sum(g["size"] for g in data["gaps"]) == 4
     assert data["gaps"][0]["sections"][0]["url"] == f"{SITE}/docs/pid#gains"
     assert data["page_feedback"][0]["down_rate"] == pytest.approx(2 / 3)
     assert data["highlight_pages"][0]["selected_text"] == 1
@@ -116,7 +116,8 @@ def test_exported_questions_are_a_questions_file_that_bookwise_eval_reads_once_l
     assert by_question["which propeller size for a drone"]["type"] == "unanswerable"
     assert by_question["How do I tune a PID?"]["type"] == "factoid"
     assert by_question["How do I tune a PID?"]["insights"]["thumbs_down"] == 1
-    assert set(by_question) == {"How do I tune a PID?", "what does this mean?", HOSTILE.strip(),
+    # Not the voted-down question about a highlighted passage: the log keeps no selection to ask it with.
+    assert set(by_question) == {"How do I tune a PID?", HOSTILE.strip(),
                                 "which propeller size for a drone", '=HYPERLINK("http://evil")'}  # fmt: skip
     path = tmp_path / "questions.jsonl"
     path.write_text(export_jsonl(rows), encoding="utf-8")

@@ -31,6 +31,9 @@ GAP_SIMILARITY = 0.5
 LOW_EVIDENCE = default_model().threshold
 MAX_GAP_TEXTS = 2000  # distinct phrasings clustered (the most asked): keeps the O(n²) matrix small
 SECTIONS_PER_GAP = 3
+# A question about a highlighted passage ("what does this mean?") or a study action is about a page
+# the book has; its thumbs down counts in the page's feedback rate, not as a missing topic.
+GAP_MODES = frozenset({"normal", "search"})
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
@@ -64,13 +67,18 @@ def gap_questions(
     asked: dict[str, QuestionRecord] = {}
     for q in questions:
         asked[q.request_id] = q
+        if q.mode not in GAP_MODES:
+            continue
         if q.outcome == "not_covered":
             reasons[q.request_id].add("not_covered")
         elif q.outcome == "answered" and q.evidence is not None and q.evidence < low_evidence:
             reasons[q.request_id].add("low_evidence")
     voted: dict[str, FeedbackRecord] = {}
     for f in latest_per_answer(feedback):
-        if f.rating == "down" and (f.request_id in asked or f.question.strip()):
+        known = asked.get(f.request_id)
+        if known is not None and known.mode not in GAP_MODES:
+            continue
+        if f.rating == "down" and (known is not None or f.question.strip()):
             reasons[f.request_id].add("thumbs_down")
             voted[f.request_id] = f
     gaps = []

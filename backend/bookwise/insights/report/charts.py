@@ -39,6 +39,7 @@ class Bar:
 class Tick:
     position: float
     text: str
+    anchor: str = "end"
 
 
 @dataclass(frozen=True)
@@ -52,27 +53,36 @@ class Chart:
     left: float
 
 
+def _step(value: int) -> int:
+    """A round tick step (1, 2 or 5 × 10ⁿ) giving at most four steps up to ``value``."""
+    quarter = max(value, 1) / 4
+    magnitude: int = 10 ** max(int(math.floor(math.log10(quarter))), 0) if quarter >= 1 else 1
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= quarter)
+
+
 def _nice_max(value: int) -> int:
-    """A round top for the y axis (1, 2, 5 × 10ⁿ) so the ticks read well."""
-    if value <= 5:
-        return max(value, 1)
-    magnitude: int = 10 ** int(math.floor(math.log10(value)))
-    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= value)
+    """The top of the y axis: ``value`` rounded up to a whole number of round steps."""
+    step = _step(value)
+    return max(step * math.ceil(max(value, 1) / step), 1)
 
 
 def _y_ticks(top: int, plot_height: float) -> list[Tick]:
-    steps = 4 if top >= 4 else top
-    return [
-        Tick(TOP + plot_height - plot_height * n / steps, f"{round(top * n / steps):d}")
-        for n in range(steps + 1)
-    ]
+    step = _step(top)
+    return [Tick(TOP + plot_height - plot_height * v / top, str(v)) for v in range(0, top + 1, step)]
 
 
 def _x_ticks(days: Sequence[Day], slot: float) -> list[Tick]:
     if not days:
         return []
     picks = sorted({0, len(days) // 2, len(days) - 1}) if len(days) > 2 else list(range(len(days)))
-    return [Tick(LEFT + slot * (i + 0.5), days[i].day.isoformat()) for i in picks]
+    return [Tick(LEFT + slot * (i + 0.5), days[i].day.isoformat(), _anchor(i, len(days))) for i in picks]
+
+
+def _anchor(index: int, count: int) -> str:
+    # The first and last dates sit at the plot's edges: aligned inward, they are not cut off.
+    if count > 2 and index == 0:
+        return "start"
+    return "end" if count > 2 and index == count - 1 else "middle"
 
 
 def questions_per_day(days: Sequence[Day]) -> Chart:

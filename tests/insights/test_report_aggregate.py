@@ -109,3 +109,10 @@ def test_summary_splits_human_and_agent_traffic_and_counts_distinct_readers() ->
 def test_normalize_ignores_case_punctuation_and_spacing() -> None:
     assert agg.normalize("  How do I   tune a PID?! ") == agg.normalize("how do i tune a pid")
     assert agg.normalize("?!") == ""
+
+
+def test_page_of_drops_the_fragment_and_a_trailing_slash_but_not_the_root() -> None:
+    assert agg.page_of(f"{SITE}/docs/pid/#gains") == f"{SITE}/docs/pid"
+    assert agg.page_of("/docs/intro/") == "/docs/intro"
+    assert agg.page_of(f"{SITE}/") == f"{SITE}/" and agg.page_of("/") == "/"
+    assert agg.page_of("") is None

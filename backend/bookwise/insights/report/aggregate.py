@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from urllib.parse import urldefrag
+from urllib.parse import urldefrag, urlsplit
 
 from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
 
@@ -59,11 +59,11 @@ def normalize(question: str) -> str:
 
 
 def page_of(url: str | None) -> str | None:
-    """A section or page URL without its fragment and trailing slash noise: the page it is on."""
+    """The page a section or page URL is on: no fragment, no trailing slash (but the site's root)."""
     if not url:
         return None
     page = urldefrag(url).url
-    return page[:-1] if page.endswith("/") and page.count("/") > 3 else page
+    return page[:-1] if page.endswith("/") and urlsplit(page).path not in ("", "/") else page
 
 
 @dataclass(frozen=True)

@@ -266,7 +266,8 @@ class Settings(BaseSettings):
     feedback_max_bytes: int = Field(
         50_000_000,
         ge=65_536,
-        description="Space the feedback database may use; beyond, the oldest ratings are deleted first.",
+        description="Space the SQLite file of ratings and the question log may use; beyond, the oldest "
+        "rows are deleted first (not applied to PostgreSQL).",
     )
     feedback_remembered_answers: int = Field(
         10_000,
@@ -374,7 +375,8 @@ class Settings(BaseSettings):
     question_log_retention_days: int = Field(
         90,
         ge=1,
-        description="Questions and ratings older than this many days are deleted (at start, then hourly).",
+        description="While the question log is on, questions and ratings older than this many days are "
+        "deleted (at start, then hourly).",
     )
     admin_token: SecretStr | None = Field(
         None,

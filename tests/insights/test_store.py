@@ -245,3 +245,38 @@ def test_a_sqlite_store_over_its_cap_deletes_its_oldest_questions_too(tmp_path: 
     finally:
         store.close()
     assert kept[-1] == "r199" and "r0" not in kept and 10 < len(kept) < 200
+
+
+def test_a_postgres_connection_cut_fails_one_call_and_the_next_reconnects(postgres: PostgresServer) -> None:
+    url = postgres.create_database()
+    store = open_store(url)
+    try:
+        store.add_question(question("before"))
+        with psycopg.connect(url, autocommit=True) as admin:  # as a server restart or a proxy would
+            admin.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"  # waits for it to end
+                " WHERE application_name = 'bookwise' AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(InsightsStoreError):
+            store.add_question(question("lost"))
+        store.add_question(question("after"))
+        assert [q.question for q in store.questions(LogFilter())] == ["before", "after"]
+    finally:
+        store.close()
+
+
+def test_many_questions_are_written_at_once_in_order(store: SqlStore) -> None:
+    ids = store.add_questions([question(f"q{n}", request_id=f"r{n}") for n in range(5)])
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    assert [(q.id, q.request_id) for q in store.questions(LogFilter())] == list(
+        zip(ids, [f"r{n}" for n in range(5)], strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://bookwise:s3cret-pw@[::1", "postgresql://bookwise:s3cret-pw@h/db?bogus=1"]
+)
+def test_a_malformed_postgres_url_is_a_store_error_that_never_shows_the_password(url: str) -> None:
+    with pytest.raises(InsightsStoreError) as raised:
+        open_store(url)
+    assert "s3cret-pw" not in raised.value.message and "not a valid PostgreSQL URL" in raised.value.message

@@ -1,10 +1,11 @@
-"""The question log's writer: records go to the store from a background thread, never from a reader's stream.
+"""The question log's writer: records go to the store from a background thread, never from a stream.
 
 ``QuestionLog.submit`` only puts a record on a bounded queue (never blocks, never raises): a slow or
 broken database cannot delay or fail an answer. One thread per process writes the queue to the
-store, hashes the reader's address with the day's salt there (the address is never part of a
-record), and deletes rows past the retention (at start, then every ``PURGE_EVERY_S``). A store that
-fails is logged once per failure spell; the records of that spell are dropped.
+store (what queued up while it wrote goes in one transaction), hashes the reader's address with the
+day's salt there (the address is never part of a record), and deletes rows past the retention (at
+start, then every ``PURGE_EVERY_S``). A store that fails is logged once per failure spell; the
+records of that spell are dropped.
 
 Why a thread and a queue rather than ``anyio.to_thread`` per answer: the write would be awaited in
 the stream's ``finally``, holding the response open until the database answered (seconds while a
@@ -31,6 +32,7 @@ REOPEN_EVERY_S = 5.0  # how often a store that would not open is tried again
 PURGE_EVERY_S = 3600.0
 QUEUE_SIZE = 10_000  # records waiting for the writer; beyond, new ones are dropped (counted, logged)
 STOP_WAIT_S = 5.0  # at shutdown, the longest the writer may take to write what is queued
+BATCH = 200  # records queued together are written in one transaction (one disk sync)
 
 _log = logging.getLogger("bookwise.insights")
 
@@ -145,15 +147,37 @@ class QuestionLog:
                 item = self._queue.get(timeout=max(0.0, next_purge - time.monotonic()))
             except queue.Empty:
                 continue
-            if item is None:
+            batch, stop = self._batch(item)
+            self._guarded(functools.partial(self._write, batch))
+            if stop:
                 return
-            self._guarded(functools.partial(self._write, *item))
 
-    def _write(self, record: QuestionRecord, address: str | None) -> None:
+    def _batch(
+        self, first: tuple[QuestionRecord, str | None] | None
+    ) -> tuple[list[tuple[QuestionRecord, str | None]], bool]:
+        """``first`` and whatever else is queued now (up to ``BATCH``), and whether to stop after."""
+        batch = []
+        item = first
+        while item is not None:
+            batch.append(item)
+            if len(batch) >= BATCH:
+                return batch, False
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return batch, False
+        return batch, True
+
+    def _write(self, batch: list[tuple[QuestionRecord, str | None]]) -> None:
+        if not batch:
+            return
         store = self._store.get()
-        if address:
-            record = replace(record, reader=reader_hash(self._day_salt(store, record.created_at), address))
-        store.add_question(record)
+        store.add_questions([self._hashed(store, record, address) for record, address in batch])
+
+    def _hashed(self, store: Store, record: QuestionRecord, address: str | None) -> QuestionRecord:
+        if not address:
+            return record
+        return replace(record, reader=reader_hash(self._day_salt(store, record.created_at), address))
 
     def _day_salt(self, store: Store, when: datetime) -> str:
         day = when.astimezone(UTC).date()

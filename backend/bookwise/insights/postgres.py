@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from bookwise.errors import InsightsStoreError
 from bookwise.insights.sql import SqlStore
@@ -34,9 +34,20 @@ class PostgresStore(SqlStore):
     }
 
     def __init__(self, url: str, *, connect_timeout_s: float = 5.0) -> None:
-        self._url = url
         self._shown_url = _without_password(url)
-        self._connect_timeout_s = connect_timeout_s
+        # The URL's own parameters win (an operator's `?connect_timeout=`); these fill the gaps.
+        given = _parameters(url)
+        defaults: dict[str, str | int] = {
+            "connect_timeout": max(1, round(connect_timeout_s)),
+            "application_name": "bookwise",
+        }
+        try:
+            self._conninfo = make_conninfo(url, **{k: v for k, v in defaults.items() if k not in given})
+        except psycopg.Error:
+            # libpq's message quotes the whole URL, password included: not repeated here.
+            raise InsightsStoreError(
+                "insights store: not a valid PostgreSQL URL (postgresql://user:password@host:port/db)"
+            ) from None
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[tuple[Any, ...]] | None = None
         self._closed = False
@@ -53,12 +64,7 @@ class PostgresStore(SqlStore):
             if self._conn is not None:
                 self._conn.close()  # a broken one: its socket is released now, not by the collector
             try:
-                self._conn = psycopg.connect(
-                    self._url,
-                    autocommit=True,
-                    connect_timeout=max(1, round(self._connect_timeout_s)),
-                    application_name="bookwise",
-                )
+                self._conn = psycopg.connect(self._conninfo, autocommit=True)
             except psycopg.Error as error:
                 raise self._error(error) from error
         return self._conn
@@ -122,10 +128,16 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
-def _without_password(url: str) -> str:
+def _parameters(url: str) -> dict[str, Any]:
     try:
-        parts = conninfo_to_dict(url)
+        return conninfo_to_dict(url)
     except psycopg.Error:
+        return {}  # psycopg.connect reports what is wrong with it
+
+
+def _without_password(url: str) -> str:
+    parts = _parameters(url)
+    if not parts:
         return "(a PostgreSQL URL)"
     return (
         f"postgresql://{parts.get('user') or ''}@{parts.get('host') or ''}:{parts.get('port') or ''}/"

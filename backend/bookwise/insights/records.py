@@ -27,7 +27,7 @@ class QuestionRecord:
     created_at: datetime  # UTC
     request_id: str  # links the answer to its feedback
     question: str
-    mode: str  # "normal", "selected_text", or a study action's name
+    mode: str  # "normal", "selected_text", a study action's name, or "search" (an MCP search: agent)
     outcome: Outcome
     traffic: Traffic = "reader"
     page_url: str | None = None

@@ -132,7 +132,7 @@ class SqlStore(Store):
         """A UTC time as the engine stores it."""
 
     def _after_write(self) -> None:
-        """Called after each row added (SQLite keeps its size cap here)."""
+        """Called in the transaction that added rows (SQLite keeps its size cap here)."""
 
     # --- migrations ---
 
@@ -161,8 +161,15 @@ class SqlStore(Store):
     # --- writing ---
 
     def add_question(self, record: QuestionRecord) -> int:
+        return self._insert("questions", _QUESTION_COLUMNS, [self._question_values(record)])[0]
+
+    def add_questions(self, records: Sequence[QuestionRecord]) -> list[int]:
+        """One transaction for many rows: one disk sync instead of one per answer."""
+        return self._insert("questions", _QUESTION_COLUMNS, [self._question_values(r) for r in records])
+
+    def _question_values(self, record: QuestionRecord) -> tuple[Any, ...]:
         cited = json.dumps([[c.url, c.heading_id, c.title] for c in record.cited], ensure_ascii=False)
-        values = (
+        return (
             self._db_time(_utc(record.created_at)),
             record.request_id,
             record.question,
@@ -180,7 +187,6 @@ class SqlStore(Store):
             record.ms_total,
             record.reader,
         )
-        return self._insert("questions", _QUESTION_COLUMNS, values)
 
     def add_feedback(self, record: FeedbackRecord) -> int:
         values = (
@@ -195,12 +201,12 @@ class SqlStore(Store):
             record.answer,
             json.dumps(list(record.sources), ensure_ascii=False),
         )
-        return self._insert("feedback", _FEEDBACK_COLUMNS, values)
+        return self._insert("feedback", _FEEDBACK_COLUMNS, [values])[0]
 
-    def _insert(self, table: str, columns: str, values: Sequence[Any]) -> int:
+    def _insert(self, table: str, columns: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         sql = f"INSERT INTO {table} ({columns}) VALUES ({_placeholders(columns)}) RETURNING id"
         with self._transaction():
-            stored = int(self._run(sql, values)[0][0])
+            stored = [int(self._run(sql, values)[0][0]) for values in rows]
             self._after_write()
         return stored
 

@@ -69,10 +69,11 @@ class SqliteStore(SqlStore):
             self._run("BEGIN IMMEDIATE")  # takes the write lock now: no upgrade deadlock between processes
             try:
                 yield
+                self._run("COMMIT")
             except BaseException:
-                self._db.rollback()
+                if self._db.in_transaction:  # e.g. COMMIT failed on a full disk: never left open
+                    self._db.rollback()
                 raise
-            self._run("COMMIT")
 
     def _db_time(self, when: datetime) -> object:
         return when.strftime(SQLITE_TIME)

@@ -11,6 +11,7 @@ the database cannot be reached, migrated, read or written: callers never see a d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 
@@ -34,6 +35,10 @@ class Store(ABC):
     @abstractmethod
     def add_question(self, record: QuestionRecord) -> int:
         """Store one logged answer; returns its id."""
+
+    def add_questions(self, records: Sequence[QuestionRecord]) -> list[int]:
+        """Store several logged answers (an engine may write them at once); their ids."""
+        return [self.add_question(record) for record in records]
 
     @abstractmethod
     def add_feedback(self, record: FeedbackRecord) -> int:

@@ -100,7 +100,7 @@ async def answer_events(
                 logged.sources = list(event.data.get("sources") or [])
                 logged.ms_to_sources = _ms_since(prepared.started)
             if event.name in ("done", "error"):
-                ended = event
+                ended = event  # resumed after the send: the reader was sent it
     finally:
         log_event("chat", **_chat_log(prepared, question, ended))
         if logged is not None and logged.log.enabled:

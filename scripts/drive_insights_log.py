@@ -16,6 +16,7 @@ verdict is calibrated, so unanswerable questions are declined as in production);
 is faster but declines little.
 
     python scripts/drive_insights_log.py --out build/insights [--screenshots docs/screenshots]
+    python scripts/drive_insights_log.py --embedder hash --limit 60 --out /tmp/insights   # quick
 """
 
 from __future__ import annotations
@@ -242,6 +243,7 @@ def main() -> None:
     parser.add_argument("--embedder", choices=("local", "hash"), default="local")
     parser.add_argument("--spread-days", type=int, default=21, help="0 keeps the real timestamps")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--limit", type=int, help="ask only this many of the planned questions (a quick run)")
     parser.add_argument("--screenshots", type=Path, help="also save screenshots of the report here")
     parser.add_argument("--data-dir", type=Path, help="keep the index and the log here (default: a temp dir)")
     args = parser.parse_args()
@@ -261,7 +263,7 @@ def main() -> None:
         try:
             wait_until_serving(url, server, within_s=120)
             with httpx.Client(timeout=60) as client:
-                asks = plan(client, url, rng)
+                asks = plan(client, url, rng)[: args.limit]
                 print(f"asking {len(asks)} questions through {url} …", flush=True)
                 seen = drive(client, url, asks)
             seen["mcp_search"] = agents(url, rng)

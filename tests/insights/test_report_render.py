@@ -23,6 +23,7 @@ from bookwise.insights.report import (
     report_dict,
 )
 from bookwise.insights.report.gaps import ClosestSection
+from bookwise.insights.report.render import safe_href
 from bookwise.retrieval.evaluation import load_questions
 
 HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)> which propeller?'
@@ -129,3 +130,14 @@ def test_exported_questions_are_a_questions_file_that_bookwise_eval_reads_once_l
     path.write_text(export_jsonl(rows), encoding="utf-8")
     loaded = load_questions(path)
     assert len(loaded) == len(rows) and sum(not q.answerable for q in loaded) == 3
+
+
+def test_site_relative_links_are_joined_to_the_site_and_others_stay_text() -> None:
+    assert safe_href("/docs/pid", "https://book.example") == "https://book.example/docs/pid"
+    assert safe_href("/docs/pid") == "/docs/pid"
+    assert safe_href("/docs/pid", "javascript:alert(1)") == "/docs/pid"
+    for hostile in ("javascript:alert(1)", " JavaScript:alert(1)", "data:text/html,x", "//evil.example/x"):
+        assert safe_href(hostile, "https://book.example") is None
+    asked = question("a", page_url="/docs/intro")
+    report = build_report([asked], [], embed=HashEmbedder().embed_documents, site_url="https://book.example")
+    assert '<a href="https://book.example/docs/intro">/docs/intro</a>' in render_html(report)

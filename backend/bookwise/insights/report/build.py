@@ -7,7 +7,7 @@ import hashlib
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -48,7 +48,7 @@ class Report:
     gaps: list[GapCluster]
     gap_questions: int  # answers counted as gaps, before clustering
     similarity: float = GAP_SIMILARITY
-    notes: list[str] = field(default_factory=list)
+    site_url: str = ""  # the site's address: relative page links are joined to it
 
 
 def build_report(
@@ -61,6 +61,7 @@ def build_report(
     similarity: float = GAP_SIMILARITY,
     low_evidence: float = LOW_EVIDENCE,
     now: datetime | None = None,
+    site_url: str = "",
 ) -> Report:
     """``embed`` is the index's embedder (``embed_documents``); ``search`` finds the closest sections."""
     log_filter = log_filter or LogFilter()
@@ -79,6 +80,7 @@ def build_report(
         gaps=gap_clusters(gaps, embed, search, threshold=similarity, limit=GAPS_SHOWN),
         gap_questions=len(gaps),
         similarity=similarity,
+        site_url=site_url,
     )
 
 

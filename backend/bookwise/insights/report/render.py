@@ -6,7 +6,7 @@ link only when it is http(s) or site-relative (never ``javascript:`` or ``data:`
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import jinja2
 
@@ -22,15 +22,20 @@ _ENV = jinja2.Environment(
 )
 
 
-def safe_href(url: str | None) -> str | None:
-    """The URL if a reader's browser may follow it from the report, else None (shown as text)."""
+def safe_href(url: str | None, base: str = "") -> str | None:
+    """The URL if a browser may follow it from the report, else None (shown as text).
+
+    A site-relative URL is joined to the site's address (``base``) when known: the report is often
+    opened from a file, where ``/docs/x`` would lead nowhere.
+    """
     if not url:
         return None
-    parts = urlsplit(url.strip())
+    url = url.strip()
+    parts = urlsplit(url)
     if parts.scheme in ("http", "https") and parts.netloc:
-        return url.strip()
+        return url
     if not parts.scheme and not parts.netloc and url.startswith("/"):
-        return url.strip()
+        return urljoin(base, url) if safe_href(base) else url
     return None
 
 

@@ -75,6 +75,7 @@ def _report(
         embed=retriever.embedder.embed_documents,
         search=section_search(retriever, log_filter),
         low_evidence=_threshold(retriever.settings.sufficiency_threshold),
+        site_url=retriever.site_url,
     )
 
 

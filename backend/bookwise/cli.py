@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
     commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
-    _add_insights_command(commands)
+    _add_insights_report_flags(_add_insights_command(commands))
     return parser
 
 
@@ -153,6 +153,39 @@ def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
     answers.add_argument("--no-judge", action="store_true", help="skip the LLM judge of supported sentences")
     for flag, meaning in ANSWER_GATES.items():
         answers.add_argument(flag, type=float, help=meaning)
+
+
+def _add_insights_report_flags(parser: argparse.ArgumentParser) -> None:
+    report = parser.add_argument_group("the report (from the question log, BOOKWISE_QUESTION_LOG)")
+    report.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the HTML report (one self-contained file)"
+    )
+    report.add_argument(
+        "--json",
+        nargs="?",
+        const=Path("-"),
+        type=Path,
+        metavar="FILE",
+        help="the report as JSON (stdout without FILE)",
+    )
+    report.add_argument(
+        "--csv",
+        nargs="?",
+        const=Path("-"),
+        type=Path,
+        metavar="FILE",
+        help="the log as CSV, one answer a row",
+    )
+    report.add_argument(
+        "--export-questions",
+        type=Path,
+        metavar="FILE",
+        help="thumbs-down and not-covered questions as a questions.jsonl for `bookwise eval`, to label",
+    )
+    report.add_argument("--since", type=_day, metavar="DATE", help="from this UTC day (YYYY-MM-DD), included")
+    report.add_argument("--until", type=_day, metavar="DATE", help="to this UTC day (YYYY-MM-DD), included")
+    report.add_argument("--version", metavar="VERSION", help="only answers about this docs version")
+    report.add_argument("--locale", metavar="LOCALE", help="only answers in this locale")
 
 
 def _add_filter_flags(parser: argparse.ArgumentParser) -> None:
@@ -559,6 +592,39 @@ def _llms(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.insights.records import LogFilter
+    from bookwise.insights.report.run import Outputs, write_report
+    from bookwise.insights.store import open_store
+    from bookwise.retrieval.retriever import Retriever
+
+    outputs = Outputs(html=args.out, json=args.json, csv=args.csv, export=args.export_questions)
+    if outputs == Outputs():
+        raise BookwiseError(
+            "say what to do: --out report.html, --json, --csv, --export-questions FILE, "
+            "or --forget-before DATE"
+        )
+    log_filter = LogFilter(
+        since=datetime.combine(args.since, time(), tzinfo=UTC) if args.since else None,
+        # --until names the last day included; the filter's end is exclusive.
+        until=datetime.combine(args.until + timedelta(days=1), time(), tzinfo=UTC) if args.until else None,
+        version=args.version,
+        locale=args.locale,
+    )
+    needs_index = outputs.html is not None or outputs.json is not None
+    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
+    retriever = Retriever.open(settings) if needs_index else None
+    try:
+        printed = write_report(store, log_filter, outputs, retriever=retriever)
+    finally:
+        store.close()
+        if retriever is not None:
+            retriever.close()
+    for text in printed.values():
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def _mcp(settings: Settings) -> int:
     from bookwise.api.mcp import serve_stdio
 
@@ -598,8 +664,7 @@ def _insights(args: argparse.Namespace, settings: Settings) -> int:
             return EXIT_OK
     finally:
         store.close()
-    print("bookwise insights: nothing to do (--forget-before DATE deletes old rows)", file=sys.stderr)
-    return EXIT_USAGE
+    return _insights_report(args, settings)
 
 
 def main(argv: list[str] | None = None) -> int:

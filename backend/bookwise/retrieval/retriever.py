@@ -209,6 +209,11 @@ class Retriever:
         """The site's address as its Docusaurus config gives it (``url``, e.g. an origin), or ""."""
         return str(self._reader.manifest.site.get("url") or "")
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of the loaded generation (the insights report groups questions with it)."""
+        return self._embedder
+
     def chunk_payloads(self) -> list[dict[str, Any]]:
         """Every chunk's payload in the loaded generation: the book's structure and text, for a
         table of contents or a whole page (the MCP tools), not for ranking."""

@@ -4,26 +4,24 @@ Without the token setting the route is not part of the app (404 like any unknown
 request must send ``Authorization: Bearer <token>``; the comparison takes constant time, and the
 token is never logged (nor echoed in a refusal).
 
-The report is ``bookwise.insights.report.render_html(store, LogFilter)`` when that module provides
-it (the HTML report of ``bookwise insights``); until then, the log's counts as JSON.
+The report is the HTML page of ``bookwise insights --out`` (``bookwise.insights.report``), its gaps
+grouped with the index's embedder and matched to the index's sections.
 """
 
 from __future__ import annotations
 
 import hmac
-import importlib
-from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 from fastapi import APIRouter, Header, Query
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from bookwise.api.deps import ServicesDep
 from bookwise.errors import UnauthorizedError
 from bookwise.insights.records import LogFilter
-from bookwise.insights.store import Store
+from bookwise.insights.report.run import html_report
 
 router = APIRouter()
 
@@ -49,10 +47,8 @@ async def insights(
         locale=locale,
     )
     store = await anyio.to_thread.run_sync(shared.insights.get)  # InsightsStoreError: 503
-    render = _html_renderer()
-    if render is not None:
-        return HTMLResponse(await anyio.to_thread.run_sync(render, store, wanted))
-    return JSONResponse(await anyio.to_thread.run_sync(_counts, store, wanted))
+    retriever = await shared.index.get()  # its embedder groups the gaps, its search finds sections
+    return HTMLResponse(await anyio.to_thread.run_sync(html_report, store, wanted, retriever))
 
 
 def _authorized(header: str, token: str | None) -> bool:
@@ -65,17 +61,3 @@ def _authorized(header: str, token: str | None) -> bool:
 
 def _midnight(day: date | None) -> datetime | None:
     return None if day is None else datetime.combine(day, time(), tzinfo=UTC)
-
-
-def _html_renderer() -> Callable[[Store, LogFilter], str] | None:
-    """The report's HTML renderer, once ``bookwise.insights.report`` provides one."""
-    try:
-        module = importlib.import_module("bookwise.insights.report")
-    except ModuleNotFoundError:
-        return None
-    render: Callable[[Store, LogFilter], str] | None = getattr(module, "render_html", None)
-    return render
-
-
-def _counts(store: Store, wanted: LogFilter) -> dict[str, Any]:
-    return {"questions": len(store.questions(wanted)), "feedback": len(store.feedback(wanted))}

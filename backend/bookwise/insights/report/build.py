@@ -1,0 +1,195 @@
+"""The whole report from the log's records: tables, gap clusters, and its JSON, CSV and export forms."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
+from bookwise.insights.report import aggregate as agg
+from bookwise.insights.report.gaps import (
+    GAP_SIMILARITY,
+    LOW_EVIDENCE,
+    Embed,
+    GapCluster,
+    Search,
+    gap_clusters,
+    gap_questions,
+)
+
+GAPS_SHOWN = 30
+
+
+class Log(Protocol):
+    """What the report reads from the store (``bookwise.insights.store.Store`` has both)."""
+
+    def questions(self, log_filter: LogFilter) -> list[QuestionRecord]: ...
+
+    def feedback(self, log_filter: LogFilter) -> list[FeedbackRecord]: ...
+
+
+@dataclass(frozen=True)
+class Report:
+    generated_at: datetime
+    log_filter: LogFilter
+    summary: agg.Summary
+    days: list[agg.Day]
+    top_questions: list[agg.TopQuestion]
+    cited_sections: list[agg.Cited]
+    cited_pages: list[agg.Cited]
+    highlight_pages: list[agg.ReadingPage]
+    page_feedback: list[agg.PageFeedback]
+    gaps: list[GapCluster]
+    gap_questions: int  # answers counted as gaps, before clustering
+    similarity: float = GAP_SIMILARITY
+    site_url: str = ""  # the site's address: relative page links are joined to it
+
+
+def build_report(
+    questions: Sequence[QuestionRecord],
+    feedback: Sequence[FeedbackRecord],
+    log_filter: LogFilter | None = None,
+    *,
+    embed: Embed,
+    search: Search | None = None,
+    similarity: float = GAP_SIMILARITY,
+    low_evidence: float = LOW_EVIDENCE,
+    now: datetime | None = None,
+    site_url: str = "",
+) -> Report:
+    """``embed`` is the index's embedder (``embed_documents``); ``search`` finds the closest sections."""
+    log_filter = log_filter or LogFilter()
+    chosen, kept = agg.select(questions, feedback, log_filter)
+    gaps = gap_questions(chosen, kept, low_evidence=low_evidence)
+    return Report(
+        generated_at=now or datetime.now(UTC),
+        log_filter=log_filter,
+        summary=agg.summary(chosen, kept),
+        days=agg.per_day(chosen, log_filter),
+        top_questions=agg.top_questions(chosen),
+        cited_sections=agg.cited_sections(chosen),
+        cited_pages=agg.cited_pages(chosen),
+        highlight_pages=agg.highlight_pages(chosen),
+        page_feedback=agg.page_feedback(chosen, kept),
+        gaps=gap_clusters(gaps, embed, search, threshold=similarity, limit=GAPS_SHOWN),
+        gap_questions=len(gaps),
+        similarity=similarity,
+        site_url=site_url,
+    )
+
+
+def report_from_log(log: Log, log_filter: LogFilter, *, embed: Embed, search: Search | None) -> Report:
+    return build_report(
+        log.questions(log_filter), log.feedback(log_filter), log_filter, embed=embed, search=search
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if hasattr(value, "isoformat"):  # date
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The report as plain JSON values (the `--json` output)."""
+    data: dict[str, Any] = _plain(asdict(report))
+    s = report.summary
+    data["summary"] |= {"feedback_rate": s.feedback_rate, "down_rate": s.down_rate}
+    for row, page in zip(data["page_feedback"], report.page_feedback, strict=True):
+        row |= {"feedback_rate": page.feedback_rate, "down_rate": page.down_rate}
+    for row, reading in zip(data["highlight_pages"], report.highlight_pages, strict=True):
+        row["total"] = reading.total
+    return data
+
+
+def report_json(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False)
+
+
+CSV_COLUMNS = [
+    "created_at", "question", "mode", "outcome", "traffic", "page_url", "version", "locale",
+    "evidence", "cited", "ms_total", "rating", "reason", "comment",
+]  # fmt: skip
+
+
+def report_csv(
+    questions: Sequence[QuestionRecord], feedback: Sequence[FeedbackRecord], log_filter: LogFilter
+) -> str:
+    """The covered log, one answer a row with its feedback (for a spreadsheet; no reader hash)."""
+    chosen, kept = agg.select(questions, feedback, log_filter)
+    votes = {f.request_id: f for f in agg.latest_per_answer(kept)}
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for q in sorted(chosen, key=lambda q: q.created_at):
+        vote = votes.get(q.request_id)
+        writer.writerow(
+            [
+                q.created_at.isoformat(), _cell(q.question), q.mode, q.outcome, q.traffic,
+                q.page_url or "", q.version or "", q.locale or "",
+                "" if q.evidence is None else f"{q.evidence:.3f}",
+                " ".join(c.url for c in q.cited), "" if q.ms_total is None else f"{q.ms_total:.0f}",
+                vote.rating if vote else "", (vote.reason or "") if vote else "",
+                _cell(vote.comment) if vote else "",
+            ]
+        )  # fmt: skip
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    # A cell starting with = + - @ is a formula to a spreadsheet: questions are readers' input.
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def export_questions(
+    questions: Sequence[QuestionRecord], feedback: Sequence[FeedbackRecord], log_filter: LogFilter
+) -> list[dict[str, Any]]:
+    """Thumbs-down and not-covered questions as `bookwise eval` questions.jsonl rows, to be labelled.
+
+    A not-covered question is written as ``unanswerable`` (true until the book covers it: then give
+    it gold sections and a type). A voted-down answer's question is written ``factoid`` with no gold,
+    which `bookwise eval` refuses until an author adds the gold sections: an unlabelled row cannot
+    slip into the CI gate. Duplicates (same words) are written once.
+    """
+    chosen, kept = agg.select(questions, feedback, log_filter)
+    rows: dict[str, dict[str, Any]] = {}
+    for gap in sorted(gap_questions(chosen, kept, low_evidence=0.0), key=lambda g: g.created_at):
+        key = agg.normalize(gap.question)
+        row = rows.get(key)
+        if row is None:
+            digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+            row = rows[key] = {
+                "id": f"insights-{digest}",
+                "question": gap.question.strip(),
+                "type": "unanswerable",
+                "gold": [],
+                "insights": {"asked": 0, "not_covered": 0, "thumbs_down": 0, "pages": []},
+            }
+        seen = row["insights"]
+        seen["asked"] += 1
+        for reason in gap.reasons:
+            seen[reason] = seen.get(reason, 0) + 1
+        page = agg.page_of(gap.page_url)
+        if page and page not in seen["pages"]:
+            seen["pages"].append(page)
+    for row in rows.values():
+        if row["insights"]["thumbs_down"]:
+            row["type"] = "factoid"  # answered but voted down: needs its gold sections
+            row["insights"]["todo"] = "add the gold sections (doc_path, heading) or set type unanswerable"
+    return sorted(rows.values(), key=lambda r: (-r["insights"]["asked"], r["id"]))
+
+
+def export_jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

@@ -143,6 +143,21 @@ def test_a_question_the_book_does_not_cover_is_logged_not_covered(book: Settings
     assert (logged.request_id, logged.outcome, logged.cited) == (request_id, "not_covered", ())
 
 
+def test_a_study_action_is_logged_by_its_name(book: Settings, tmp_path: Path) -> None:
+    settings = book.model_copy(update={"question_log": True, "feedback_db": tmp_path / "f.sqlite3"})
+    selection = "Quokkas eat grasses and leaves, mostly at night."
+    with running_api(settings) as url:
+        request_id, _ = answered(
+            url, {"question": "", "mode": "selected_text", "selected_text": selection, "action": "explain"}
+        )
+    store = open_store(settings.resolved_insights_db)
+    try:
+        [logged] = store.questions(LogFilter())
+    finally:
+        store.close()
+    assert (logged.request_id, logged.mode) == (request_id, "explain")
+
+
 def test_reason_is_only_for_a_thumbs_down(book: Settings, tmp_path: Path) -> None:
     with running_api(book.model_copy(update={"feedback_db": tmp_path / "f.sqlite3"})) as url:
         request_id, _ = answered(url, {"question": QUESTION})

@@ -163,7 +163,7 @@ def _question_record(
         created_at=logged.asked_at,
         request_id=question.request_id,
         question=question.question,
-        mode=question.mode,
+        mode=question.mode if question.action == "ask" else question.action,  # a study action by name
         outcome=outcome,
         page_url=_without_query(page.url) if page else None,
         version=page.version if page else None,

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from bookwise.api.logs import configure_logging
+from bookwise.insights.sql import SqlStore
+from bookwise.insights.store import open_store
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
 from browser import launched_chromium
@@ -157,3 +159,24 @@ def postgres() -> Iterator[PostgresServer]:
     """One real PostgreSQL for the session (started on first use); each test makes its own database."""
     with running_postgres() as server:
         yield server
+
+
+# The insights store's fixtures live here, not in tests/insights/conftest.py: a second conftest module
+# would shadow this one for the tests that import helpers from it (`from conftest import SiteFactory`).
+@pytest.fixture(params=["sqlite", "postgres"])
+def insights_target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where a store lives: a SQLite file, or a new database on the session's real PostgreSQL."""
+    if request.param == "sqlite":
+        return tmp_path / "insights.sqlite3"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.create_database()
+
+
+@pytest.fixture
+def insights_store(insights_target: str | Path) -> Iterator[SqlStore]:
+    opened = open_store(insights_target)
+    assert isinstance(opened, SqlStore)
+    try:
+        yield opened
+    finally:
+        opened.close()

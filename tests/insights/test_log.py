@@ -17,6 +17,13 @@ from bookwise.insights.records import LogFilter, QuestionRecord
 from bookwise.insights.sql import SqlStore
 from bookwise.insights.store import Store, open_store
 
+
+@pytest.fixture
+def target(insights_target: str | Path) -> str | Path:
+    """A SQLite file or a new database on the session's PostgreSQL (tests/conftest.py)."""
+    return insights_target
+
+
 ADDRESS = "203.0.113.77"
 
 

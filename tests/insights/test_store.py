@@ -18,6 +18,18 @@ from bookwise.insights.store import open_store
 from pgserver import PostgresServer
 from servers import closed_port_url
 
+
+@pytest.fixture
+def target(insights_target: str | Path) -> str | Path:
+    """A SQLite file or a new database on the session's PostgreSQL (tests/conftest.py)."""
+    return insights_target
+
+
+@pytest.fixture
+def store(insights_store: SqlStore) -> SqlStore:
+    return insights_store
+
+
 NOW = datetime.now(UTC).replace(microsecond=123456)
 
 

@@ -33,3 +33,28 @@ test('a paths entry of "/" covers the whole site under its baseUrl', () => {
   assert.equal(showsOn(config, '/book/x'), true);
   assert.equal(showsOn(config, '/other'), false);
 });
+
+test("the owner's options: example questions, disclaimer, accent, corner, label, navbar item", () => {
+  const config = readConfig(
+    script({
+      title: 'Ask Robot Motion',
+      examples: JSON.stringify(['What is odometry?', '', 3]),
+      disclaimer: 'Check the sections.',
+      accent: '#c0392b',
+      position: 'left',
+      launcherLabel: 'Ask',
+      navbar: 'true',
+    }),
+  );
+  assert.deepEqual(config.examples, ['What is odometry?']); // blanks and non-strings dropped
+  assert.equal(config.disclaimer, 'Check the sections.');
+  assert.equal(config.accent, '#c0392b');
+  assert.equal(config.position, 'left');
+  assert.equal(config.label, 'Ask');
+  assert.equal(config.navbar, true);
+  const plain = readConfig(script({ title: 'Ask Robot Motion', examples: 'not json' }));
+  assert.deepEqual(plain.examples, []);
+  assert.equal(plain.position, 'right');
+  assert.equal(plain.label, 'Ask Robot Motion'); // the title, when no label is set
+  assert.equal(plain.navbar, false);
+});

@@ -15,6 +15,7 @@
  * @property {'left' | 'right'} position  The launcher's corner (bottom left or right).
  * @property {string} label  The launcher's label (default: the title).
  * @property {boolean} navbar  Add an item to the Docusaurus navbar that opens the panel.
+ * @property {string} markdownUrl  The Markdown renderer's script, next to the widget's own.
  */
 
 const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
@@ -55,6 +56,7 @@ export function readConfig(script) {
     position: data.position === 'left' ? 'left' : 'right',
     label: data.launcherLabel || data.title || 'Ask the book',
     navbar: data.navbar === 'true',
+    markdownUrl: markdownUrl(script, data.apiUrl),
   };
 }
 
@@ -71,6 +73,22 @@ function jsonStrings(text) {
   } catch {
     return [];
   }
+}
+
+/**
+ * `…/widget.js` loads `…/widget-markdown.js` (the build writes both; the API serves both).
+ *
+ * @param {HTMLScriptElement | null} script
+ * @param {string | undefined} apiUrl
+ */
+function markdownUrl(script, apiUrl) {
+  if (script?.src) {
+    const url = new URL(script.src, location.href);
+    url.search = '';
+    url.pathname = url.pathname.replace(/(\.js)?$/, '-markdown.js');
+    return url.href;
+  }
+  return `${(apiUrl || location.origin).replace(/\/+$/, '')}/widget-markdown.js`;
 }
 
 /** @param {HTMLScriptElement | null} script */

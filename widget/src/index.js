@@ -11,6 +11,7 @@ import { h } from './dom.js';
 import { decoratePage, dock, highlightSection, styleHostPage } from './host.js';
 import { fetchLimits } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
+import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
 import { Popover } from './popover.js';
 import { applyStyles } from './styles.js';
@@ -83,6 +84,7 @@ function mount(config) {
     },
     endQuiz: () => conversation.endQuiz(),
     toggled: (open) => {
+      if (open) loadRenderer(config.markdownUrl).catch(console.warn);
       dock(open);
       remember(OPEN_KEY, open ? '1' : '');
       if (open && conversation.empty) suggest();
@@ -110,6 +112,7 @@ function mount(config) {
   // the DOM does not move it on screen).
   document.body.prepend(host);
   conversation.restore();
+  if (!conversation.empty) loadRenderer(config.markdownUrl).catch(console.warn);
 
   const showWhereAllowed = () => {
     host.hidden = !showsOn(config, location.pathname);

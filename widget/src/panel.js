@@ -6,6 +6,7 @@ const PHONE = '(max-width: 599.98px)';
 const TOUCH = '(hover: none) and (pointer: coarse)';
 const FOCUSABLE = 'button:not([disabled]), textarea, a[href]';
 const NEAR_END_PX = 48;
+const ANNOUNCED = 3; // messages kept in the status region
 
 /**
  * @typedef {import('./config.js').Config} Config
@@ -41,7 +42,7 @@ export class Panel {
     h('span', {}, 'Quiz: your reply is checked against the book.'),
     iconButton('quiz-end', 'End the quiz', '×', () => this.#hooks.endQuiz()),
   );
-  #announcer = h('p', { class: 'bw-sr', 'data-bw': 'announce', role: 'status' });
+  #announcer = h('div', { class: 'bw-sr', 'data-bw': 'announce', role: 'status', 'aria-relevant': 'additions' });
   #suggestions = h('ul', { class: 'bw-suggestions', 'data-bw': 'suggestions', 'aria-label': 'Suggested questions' });
   #study = h(
     'div',
@@ -227,9 +228,15 @@ export class Panel {
     this.#input.placeholder = active ? 'Your answer…' : this.#config.placeholder;
   }
 
-  /** @param {string} text  Said by screen readers (a status region), not shown. */
+  /**
+   * Say `text` to screen readers (a status region, not shown). Each message is added, not written
+   * over the last: two in one moment (the sources, then the end of a short answer) are both read.
+   *
+   * @param {string} text
+   */
   announce(text) {
-    this.#announcer.textContent = text;
+    this.#announcer.append(h('p', {}, text));
+    while (this.#announcer.childElementCount > ANNOUNCED) this.#announcer.firstElementChild?.remove();
   }
 
   get empty() {

@@ -1,7 +1,7 @@
 /** One question and its answer, from the request to the reader's vote. */
 import { ApiError, sendFeedback, streamChat } from './api.js';
 import { h } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown } from './render.js';
 import { closestSections, quotesBlock, sourcesList } from './sources.js';
 
 /**
@@ -242,7 +242,7 @@ export class Turn {
     const reasons = h(
       'div',
       { class: 'bw-reasons', 'data-bw': 'reasons', role: 'group', 'aria-label': 'What was wrong?', hidden: true },
-      REASONS.map(([reason, label]) => h('button', { class: 'bw-thumb', 'data-reason': reason }, label)),
+      REASONS.map(([reason, label]) => h('button', { class: 'bw-thumb', 'data-bw': 'reason', 'data-reason': reason }, label)),
     );
     /** @type {HTMLButtonElement[]} */
     const buttons = [up, down, ...reasons.querySelectorAll('button')];

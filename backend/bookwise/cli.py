@@ -288,6 +288,7 @@ def _print_report(report: dict[str, Any]) -> None:
         f"embedder: {report['embed_model']}"
         + (f" (adapted to this site in {report['adapt_s']:.0f} s)" if report["adapt_s"] is not None else ""),
         f"duration: {report['duration_s']:.2f} s",
+        *([f"suggested questions: {report['suggestions']}"] if "suggestions" in report else []),
     ]
     for error in report["errors"]:
         where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
@@ -370,12 +371,26 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         ).to_dict()
     finally:
         progress.end()
+    if not args.dry_run and report.get("generation"):
+        report["suggestions"] = _suggest(settings)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_report(report)
     failed = report["errors"] or (report["manifest"] and report["manifest"]["mismatches"])
     return EXIT_ERRORS if args.strict and failed else EXIT_OK
+
+
+def _suggest(settings: Settings) -> int:
+    """Check the new generation's proposed questions with retrieval and store them (issue 14)."""
+    from bookwise.retrieval.retriever import Retriever
+    from bookwise.retrieval.suggestions import build_suggestions
+
+    retriever = Retriever.open(settings)
+    try:
+        return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
+    finally:
+        retriever.close()
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -354,6 +354,21 @@ class Settings(BaseSettings):
         "`llms-full.txt`.",
     )
 
+    # Study with the book (issue 14, api): page context, study actions, suggested questions.
+    page_context_max_tokens: int = Field(
+        3000,
+        ge=100,
+        description="Most tokens of the reader's page given to the model for a page action (summarize, "
+        'quiz) or a question about "this page": its sections in reading order until this budget.',
+    )
+    suggested_questions: int = Field(
+        3,
+        ge=0,
+        le=3,
+        description="Suggested questions kept per page at ingest (each checked by retrieval), served "
+        "by `GET /api/suggestions`; 0 builds none.",
+    )
+
     @property
     def adapts_embedder(self) -> bool:
         if self.embedding_provider != "local":

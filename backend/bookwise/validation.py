@@ -15,6 +15,12 @@ from dataclasses import asdict, dataclass
 from bookwise.errors import InvalidRequestError
 from bookwise.settings import Settings
 
+# Study actions (issue 14): what the reader asks Bookwise to do. The selection actions work on the
+# highlighted passage (selected_text mode), the page actions on the reader's page (``page.url``).
+ACTIONS = ("ask", "explain", "example", "quiz", "summarize_page", "quiz_page")
+SELECTION_ACTIONS = ("explain", "example", "quiz")
+PAGE_ACTIONS = ("summarize_page", "quiz_page")
+QUIZ_ACTIONS = ("quiz", "quiz_page")
 FILTER_FIELDS = ("module", "chapter", "content_type", "tags", "version", "locale", "doc_path")
 Filters = dict[str, list[str]]  # field → accepted values (any of); fields are ANDed
 
@@ -114,9 +120,17 @@ def chat(
     top: int | None,
     wanted: Mapping[str, Sequence[str] | str] | None,
     limits: RequestLimits,
+    action: str = "ask",
+    page_url: str | None = None,
 ) -> None:
-    """A chat request's rules. ``history`` is the earlier turns' texts."""
-    question(asked, limits)
+    """A chat request's rules. ``history`` is the earlier turns' texts.
+
+    A study action may come without a question (the widget's button says what to do); ``ask`` and
+    a quiz answer need one.
+    """
+    if action == "ask" or asked.strip():
+        question(asked, limits)
+    study_action(action, mode=mode, scope=scope, selected_text=selected_text, page_url=page_url)
     bounded("selected_text", selected_text, limits.max_selection_chars)
     if len(history) > limits.max_history_turns:
         raise InvalidRequestError(f"history has {len(history)} turns, at most {limits.max_history_turns}")
@@ -132,3 +146,26 @@ def chat(
         )
     top_k(top, limits)
     filters(wanted)
+
+
+def study_action(
+    action: str, *, mode: str, scope: str | None, selected_text: str, page_url: str | None
+) -> None:
+    """What each action needs: a selection (explain, example, quiz) or the reader's page
+    (summarize_page, quiz_page), and nothing that would widen it."""
+    if action not in ACTIONS:
+        raise InvalidRequestError(f"unknown action {action!r}; allowed: {', '.join(ACTIONS)}")
+    if action in SELECTION_ACTIONS and (
+        mode != "selected_text" or scope not in (None, "selection") or not selected_text.strip()
+    ):
+        raise InvalidRequestError(
+            f"the {action} action works on a selection: mode selected_text, the selected_text, "
+            "and no scope but selection"
+        )
+    if action in PAGE_ACTIONS:
+        if mode != "normal" or selected_text or scope not in (None, "book"):
+            raise InvalidRequestError(
+                f"the {action} action works on the reader's page: mode normal, no selection"
+            )
+        if not (page_url or "").strip():
+            raise InvalidRequestError(f"the {action} action needs page.url, the page the reader is on")

@@ -20,7 +20,7 @@ from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
 from bookwise.api.mcp import BookTools, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
-from bookwise.api.routes import chat, feedback, health, search, widget
+from bookwise.api.routes import chat, feedback, health, search, suggestions, widget
 from bookwise.api.services import Services, build_services
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError
@@ -90,7 +90,7 @@ def create_app(
     )
     app.state.services = shared
     install_error_handlers(app)
-    for routes in (chat, search, feedback, health, widget):
+    for routes in (chat, search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
     app.router.routes.extend(http_routes(book, max_body_bytes=settings.max_body_bytes))  # /mcp
     if settings.site_dir is not None:

@@ -85,9 +85,13 @@ class PageBody(Body):
     locale: ShortText | None = None
 
 
+Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
+
+
 class TurnBody(Body):
     role: Literal["user", "assistant"]
     content: str
+    action: Action = "ask"  # the action that produced the turn (a quiz answer follows a quiz question)
 
 
 class ChatBody(Body):
@@ -99,6 +103,7 @@ class ChatBody(Body):
     history: list[TurnBody] = Field(default_factory=list)
     filters: Filters | None = None
     top_k: StrictInt | None = Field(None, ge=1)  # never coerced: "5" and true are refused
+    action: Action = "ask"  # a study action (README: Study actions); "ask" is a plain question
 
 
 class SearchBody(Body):
@@ -127,6 +132,8 @@ def chat_request(body: ChatBody, limits: RequestLimits, request_id: str) -> Chat
         top=body.top_k,
         wanted=body.filters,
         limits=limits,
+        action=body.action,
+        page_url=body.page.url if body.page else None,
     )
     page = body.page
     return ChatRequest(
@@ -135,8 +142,9 @@ def chat_request(body: ChatBody, limits: RequestLimits, request_id: str) -> Chat
         scope=body.scope,
         selected_text=body.selected_text or "",
         page=Page(page.url, page.heading_id, page.version, page.locale) if page else None,
-        history=tuple(Turn(t.role, t.content) for t in body.history),
+        history=tuple(Turn(t.role, t.content, t.action) for t in body.history),
         filters=body.filters,
         top_k=body.top_k,
         request_id=request_id,
+        action=body.action,
     )

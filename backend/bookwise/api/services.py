@@ -24,6 +24,7 @@ from bookwise.api.metrics import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.llm import LLMClient
 from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.suggestions import SuggestionStore
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
 
@@ -114,6 +115,7 @@ class Services:
     retrieval_timeout_s: float
     widget_path: Path
     metrics: Metrics
+    suggestions: SuggestionStore
 
 
 def build_services(
@@ -137,4 +139,5 @@ def build_services(
         retrieval_timeout_s=settings.retrieval_timeout_s,
         widget_path=settings.widget_path or widget,
         metrics=metrics,
+        suggestions=SuggestionStore(settings.data_dir),
     )

@@ -31,6 +31,7 @@ Message = dict[str, str]
 class Turn:
     role: str  # "user" or "assistant"
     content: str
+    action: str = "ask"  # the study action that produced it (a quiz answer needs the quiz question's)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,70 @@ def selected_text_messages(
         question=question,
         page_title=page_title,
         heading=heading,
+        tags=tags,
+    )
+    return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
+
+
+def selection_action_messages(
+    action: str,
+    question: str,
+    selection: str,
+    *,
+    book_title: str,
+    page_title: str = "",
+    heading: str = "",
+    history: Sequence[Turn] = (),
+    reader_answer: str | None = None,
+) -> list[Message]:
+    """A study action on a selection (explain, example, quiz): its own template, and as in
+    ``selected_text_messages`` only the selection reaches the model. ``reader_answer``: a quiz turn
+    that assesses the reader's answer to the question asked in the history's last turn."""
+    tags = block_tags([question, selection, page_title, heading, reader_answer or ""])
+    system = _render(
+        "system.j2", mode="selected_text", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
+    )
+    user = _render(
+        f"{action}.j2",
+        selection=selection,
+        question=question,
+        page_title=page_title,
+        heading=heading,
+        reader_answer=reader_answer,
+        tags=tags,
+    )
+    return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
+
+
+def page_action_messages(
+    action: str,
+    question: str,
+    sources: Sequence[SectionResult],
+    *,
+    book_title: str,
+    page_title: str,
+    history: Sequence[Turn] = (),
+    reader_answer: str | None = None,
+) -> list[Message]:
+    """A study action on the reader's page (summarize_page, quiz_page, a question about "this
+    page"): the sources are the page's own sections, nothing else from the book."""
+    tags = block_tags(
+        [
+            question,
+            page_title,
+            reader_answer or "",
+            *(f"{s.title} {s.heading_text} {s.text}" for s in sources),
+        ]
+    )
+    system = _render(
+        "system.j2", mode="normal", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
+    )
+    user = _render(
+        f"{action}.j2",
+        sources=sources,
+        question=question,
+        page_title=page_title,
+        reader_answer=reader_answer,
         tags=tags,
     )
     return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]

@@ -19,6 +19,8 @@ from bookwise.ingest.site import DocsSource, SiteConfig
 from bookwise.ingest.source import SourceFile, line_of, read_source
 
 DESCRIPTION_SOURCE_CHARS = 20_000  # far beyond any real first paragraph line
+MAX_OBJECTIVES = 20
+OBJECTIVE_CHARS = 300
 
 
 def category_metadata(directory: Path) -> dict[str, Any]:
@@ -46,6 +48,14 @@ def _tags(raw: Any) -> tuple[str, ...]:
         return ()
     tags = [t.get("label", "") if isinstance(t, dict) else str(t) for t in raw]
     return tuple(str(t) for t in tags if t)
+
+
+def _objectives(raw: Any) -> tuple[str, ...]:
+    """``learning_objectives``: a list of short texts (a single text is one objective); anything else
+    in it (mappings, nested lists) is not an objective and is left out."""
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    texts = (" ".join(str(item).split()) for item in items if isinstance(item, str | int | float))
+    return tuple(text[:OBJECTIVE_CHARS] for text in texts if text)[:MAX_OBJECTIVES]
 
 
 def _content_type(front_matter: dict[str, Any], doc_path: str) -> str:
@@ -160,6 +170,7 @@ class DocumentBuilder:
             content_type=_content_type(fm, doc_path),
             sections=sections,
             unlisted=fm.get("unlisted") is True,
+            learning_objectives=_objectives(fm.get("learning_objectives")),
         )
 
 

@@ -16,6 +16,7 @@ from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
 from bookwise.ingest.models import Chunk, Document, Section
 from bookwise.ingest.site import DocsSource, SiteConfig
+from bookwise.ingest.suggestions import propose
 
 # Changes when the same page gives other chunks: "2" reads `mdx-code-block` fences as MDX.
 CHUNKER_VERSION = "2"
@@ -135,6 +136,7 @@ def context_line(section: Section) -> str:
 
 
 def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
+    proposals = [p.to_dict() for p in propose(document)]
     prefix_version = f"{document.version}\x1f{document.locale}\x1f{document.doc_path}"
     drafts: list[tuple[Section, str, Any]] = []
     for section in document.sections:
@@ -191,6 +193,7 @@ def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
             "content_type": chunk_type,
             "sidebar_position": document.sidebar_position,
             "unlisted": document.unlisted,
+            "learning_objectives": list(document.learning_objectives),
             "section_id": section_id,
             "section_key": section.key,
             "section_chunk_index": ordinal,
@@ -199,6 +202,8 @@ def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
             "text": text,
             **asdict(section.flags),
         }
+        if index == 0:  # the page's suggested questions, proposed here and checked after indexing
+            payload["suggestions"] = proposals
         chunks.append(
             Chunk(
                 id=stable_id(prefix_version, section.key, str(ordinal)),

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import anyio
@@ -33,6 +33,7 @@ from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import EmbeddingCache
 from bookwise.retrieval.models import RetrievalResult, SectionResult
+from bookwise.retrieval.pages import PageOutline, build_outlines
 from bookwise.retrieval.passage_rank import (
     PassageWeights,
     ScoredPassage,
@@ -46,6 +47,7 @@ from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import topic_text
 from bookwise.settings import Settings
 
+_T = TypeVar("_T")
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
@@ -114,6 +116,8 @@ class Retriever:
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._warm = False
+        self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
+        self._outlines_lock = threading.Lock()
         self._check_generation()
 
     @classmethod
@@ -229,6 +233,53 @@ class Retriever:
 
     async def alocate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         call = functools.partial(self.locate, page_url, heading_id=heading_id, text=text)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
+
+    def outlines(self) -> dict[str, PageOutline]:
+        """Every page's outline (page URL → outline), built once per index generation."""
+        generation = self.generation()
+        with self._outlines_lock:
+            if self._outlines[0] != generation:
+                self._outlines = (generation, build_outlines(self.chunk_payloads()))
+            return self._outlines[1]
+
+    def page(self, page_url: str) -> PageOutline | None:
+        """The outline of the reader's page (a browser URL: origin, query and fragment ignored)."""
+        outlines = self.outlines()
+        return next((outlines[path] for path in page_paths(page_url) if path in outlines), None)
+
+    def outline_sections(
+        self, outline: PageOutline, *, budget_tokens: int | None = None
+    ) -> list[SectionResult]:
+        """A page's sections in reading order, each assembled whole (within the section budget);
+        with ``budget_tokens``, only the leading sections whose texts fit in it together."""
+        candidates = [
+            _Candidate(section_id, 1.0, payload)
+            for section_id, payload in zip(outline.section_ids, outline.first_payloads, strict=True)
+        ]
+        sections = self._assemble("", candidates)
+        if budget_tokens is None:
+            return sections
+        kept: list[SectionResult] = []
+        spent = 0
+        for section in sections:
+            if kept and spent + section.tokens > budget_tokens:
+                break
+            kept.append(section)
+            spent += section.tokens
+        return kept
+
+    def page_sections(self, page_url: str, *, budget_tokens: int | None = None) -> list[SectionResult]:
+        """The reader's page, section by section (empty when the page is not in the index)."""
+        outline = self.page(page_url)
+        return [] if outline is None else self.outline_sections(outline, budget_tokens=budget_tokens)
+
+    async def apage_sections(self, page_url: str, *, budget_tokens: int | None = None) -> list[SectionResult]:
+        call = functools.partial(self.page_sections, page_url, budget_tokens=budget_tokens)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
+
+    async def arun(self, call: Callable[[], _T]) -> _T:
+        """Any blocking read of this retriever in a worker thread (bounded like the searches)."""
         return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
     def _run(self, query: str, top_k: int, clean_filters: Filters | None) -> RetrievalResult:

@@ -91,7 +91,8 @@ def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) ->
     return {
         "request_id": question.request_id,
         "mode": question.mode,
-        "scope": question.effective_scope,
+        "action": question.action,
+        "scope": "page" if prepared.page_use is not None else question.effective_scope,
         "plan": prepared.plan,
         "question_chars": len(question.question),
         "selection_chars": len(question.selected_text),

@@ -1,0 +1,104 @@
+"""Suggested questions per page: checked by retrieval, stored beside the index generation.
+
+``bookwise ingest`` proposes questions for each page without a model (``ingest.suggestions``, kept
+in the page's first chunk payload); here each is searched as a reader would ask it, and kept only
+when one of its own page's sections comes back first: a suggestion the book does not answer from
+that page would send the reader elsewhere. The kept questions are written to
+``<data dir>/suggestions/<generation>.json`` (atomically), so a reader of that generation serves
+exactly the questions that were checked against it; an older file is removed with its generation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bookwise.retrieval.retriever import Retriever, page_paths
+
+FOLDER = "suggestions"
+KEEP_FILES = 4  # generations' files kept (the index keeps BOOKWISE_KEEP_GENERATIONS of them)
+
+
+def checked_suggestions(retriever: Retriever, per_page: int) -> dict[str, list[str]]:
+    """Page URL → up to ``per_page`` proposed questions whose top-ranked section is on that page."""
+    kept: dict[str, list[str]] = {}
+    if per_page <= 0:
+        return kept
+    for page_url, outline in retriever.outlines().items():
+        proposed = (outline.first_payloads[0].get("suggestions") or []) if outline.first_payloads else []
+        for proposal in proposed:
+            if len(kept.get(page_url, [])) >= per_page or not isinstance(proposal, dict):
+                break
+            question = str(proposal.get("question", ""))
+            if proposal.get("check", True):
+                found = retriever.search(question, top_k=1).sections
+                if not found or found[0].page_url != page_url:
+                    continue
+            kept.setdefault(page_url, []).append(question)
+    return kept
+
+
+class SuggestionStore:
+    """The suggestions files of a data directory; a generation's file is read once."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.directory = data_dir / FOLDER
+        self._lock = threading.Lock()
+        self._loaded: tuple[str, dict[str, list[str]]] = ("", {})
+
+    def path(self, generation: str) -> Path:
+        return self.directory / f"{generation}.json"
+
+    def write(self, generation: str, pages: Mapping[str, list[str]]) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        target = self.path(generation)
+        data = json.dumps({"generation": generation, "pages": dict(pages)}, ensure_ascii=False, indent=1)
+        handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(data)
+        os.replace(temporary, target)
+        self._prune(keep=target)
+        return target
+
+    def _prune(self, keep: Path) -> None:
+        files = sorted(self.directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in [f for f in files if f != keep][KEEP_FILES - 1 :]:
+            old.unlink(missing_ok=True)
+
+    def pages(self, generation: str) -> dict[str, list[str]]:
+        with self._lock:
+            if self._loaded[0] != generation:
+                self._loaded = (generation, _read(self.path(generation)))
+            return self._loaded[1]
+
+    def for_page(self, generation: str, page_url: str) -> list[str]:
+        """The page's questions ([] for a page or a generation without any)."""
+        pages = self.pages(generation)
+        return next((pages[path] for path in page_paths(page_url) if path in pages), [])
+
+
+def _read(path: Path) -> dict[str, list[str]]:
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # not built (an older ingest) or unreadable: no suggestions, never an error
+    pages = data.get("pages") if isinstance(data, dict) else None
+    if not isinstance(pages, dict):
+        return {}
+    return {
+        str(url): [str(q) for q in questions]
+        for url, questions in pages.items()
+        if isinstance(questions, list)
+    }
+
+
+def build_suggestions(retriever: Retriever, data_dir: Path, per_page: int) -> tuple[Path, int]:
+    """Check the live generation's proposed questions and store them; returns the file and the count."""
+    generation = retriever.generation()
+    pages = checked_suggestions(retriever, per_page)
+    return SuggestionStore(data_dir).write(generation, pages), sum(len(q) for q in pages.values())

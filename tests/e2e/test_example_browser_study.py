@@ -17,6 +17,9 @@ from playwright.sync_api import expect
 
 from apiserver import running_api
 from bookwise.generation.prompts import NOT_IN_SELECTION
+from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.suggestions import build_suggestions
+from bookwise.settings import Settings
 from browser import HOST, part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
@@ -30,6 +33,15 @@ DRIVE = "/docs/foundations/differential-drive"
 SENSORS = "/docs/sensing/sensors"  # in the sidebar's open category on the Kalman page
 
 
+def suggest(settings: Settings) -> None:
+    """What `bookwise ingest` does after indexing: check and store each page's suggested questions."""
+    retriever = Retriever.open(settings)
+    try:
+        build_suggestions(retriever, settings.data_dir, settings.suggested_questions)
+    finally:
+        retriever.close()
+
+
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
     build_dir = build_example()
@@ -40,6 +52,7 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM
         llm_base_url=llm_server[1],
         llm_api_key="test",
     )
+    suggest(settings)
     with running_api(settings) as url:
         yield url
 
@@ -72,12 +85,14 @@ def chat_bodies(page: Any) -> list[dict[str, Any]]:
 
 
 def select_paragraph_after(page: Any, heading_id: str) -> str:
-    """Select the first paragraph after a heading, as a reader's drag would; returns its text."""
+    """Select the first paragraph after a heading, as a reader's drag would; returns its text once the
+    study actions are offered. The page settles first: a scroll (the site's own, on load) hides them."""
+    page.wait_for_load_state("networkidle")
     text: str = page.evaluate(
         """(id) => {
           let node = document.getElementById(id).nextElementSibling;
           while (node && node.tagName !== 'P') node = node.nextElementSibling;
-          node.scrollIntoView({block: 'center'});
+          node.scrollIntoView({block: 'center', behavior: 'instant'});
           const range = document.createRange();
           range.selectNodeContents(node);
           const selection = window.getSelection();
@@ -88,6 +103,7 @@ def select_paragraph_after(page: Any, heading_id: str) -> str:
         }""",
         heading_id,
     )
+    expect(part(page, "popover-group")).to_be_visible()
     return text.strip()
 
 
@@ -113,7 +129,9 @@ def test_each_selection_action_sends_its_action_with_the_passage(
     part(page, f"popover-{action}").click()
     wait_state(page, "done")
     [body] = bodies
-    assert body["action"] == action and body["question"] == question
+    # The button says what to do: no question is sent, the conversation shows the action's label.
+    assert body["action"] == action and body["question"] == ""
+    expect(page.locator(f"{HOST} .bw-question p").last).to_have_text(question)
     assert body["mode"] == "selected_text" and body["selected_text"] == selected
     assert body["page"]["url"] == DRIVE and body["page"]["heading_id"] == heading_id
     assert "the wheels set the turn" in answer_text(page)
@@ -140,8 +158,9 @@ def test_a_quiz_is_an_exchange_until_the_reader_ends_it(site_url: str, page: Any
     reply = bodies[1]
     assert reply["action"] == "quiz" and reply["question"] == "The difference between the wheel speeds"
     assert reply["mode"] == "selected_text" and reply["selected_text"] == selected
-    assert reply["history"][0] == {"role": "user", "content": "Quiz me on this."}
-    assert reply["history"][1]["content"].startswith("Question 1")
+    assert reply["history"][0] == {"role": "user", "content": "Quiz me on this.", "action": "quiz"}
+    assert reply["history"][1]["content"].startswith("Question 1") and reply["history"][1]["action"] == "quiz"
+    assert bodies[0]["question"] == ""  # the quiz's first turn: a question, not an answer
     page.screenshot(path=str(SCREENSHOTS / "study-quiz.png"), animations="disabled")
     part(page, "quiz-end").click()
     expect(part(page, "quiz-chip")).to_be_hidden()
@@ -161,7 +180,7 @@ def test_the_panels_page_actions_summarize_and_quiz_the_page_the_reader_is_on(
     bodies = chat_bodies(page)
     part(page, "study-summarize").click()
     wait_state(page, "done")
-    assert bodies[0]["action"] == "summarize_page" and bodies[0]["question"] == "Summarize this page."
+    assert bodies[0]["action"] == "summarize_page" and bodies[0]["question"] == ""
     assert bodies[0]["mode"] == "normal" and bodies[0]["page"]["url"] == KALMAN
     assert "heading_id" not in bodies[0]["page"]  # the whole page
     # "This section" is the one the reader scrolled to.

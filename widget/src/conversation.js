@@ -71,15 +71,17 @@ export class Conversation {
     const quiz = !action && !selection ? this.#quiz : null;
     action ??= quiz?.action;
     selection ??= quiz?.selection;
-    const asked = action && action !== 'ask' && !quiz ? ACTION_QUESTIONS[action] : '';
-    const text = question.trim() || asked || (selection ? DEFAULT_SELECTION_QUESTION : '');
-    if (!text) return 'empty';
+    // An action's button says what to do: its request needs no question (an empty one also keeps a
+    // new quiz from being taken for the answer to the last one); the conversation shows its label.
+    const label = action && action !== 'ask' && !quiz ? ACTION_QUESTIONS[action] : '';
+    const text = question.trim() || (label || !selection ? '' : DEFAULT_SELECTION_QUESTION);
+    if (!text && !label) return 'empty';
     const limits = await this.#limits;
     const request = this.#request(text, selection, scope, limits);
     if (action && action !== 'ask') request.action = action;
     if (action === 'summarize_page') delete request.page.heading_id; // the whole page
     if (quiz) request.page = quiz.page;
-    const turn = this.#turn(request, selection);
+    const turn = this.#turn(request, selection, text || label);
     this.#turns.push(turn);
     this.#hooks.add(turn);
     this.#setQuiz(action === 'quiz' || action === 'quiz_page' ? { action, selection, page: request.page } : null);
@@ -89,9 +91,10 @@ export class Conversation {
   /**
    * @param {Record<string, any>} request
    * @param {Selection | undefined} selection
+   * @param {string} shown  The question as the conversation shows it.
    */
-  #turn(request, selection) {
-    return new Turn(this.#apiUrl, request, selection, {
+  #turn(request, selection, shown) {
+    return new Turn(this.#apiUrl, request, selection, shown, {
       retry: (again) => this.#run(again),
       widen: (narrow, wider) =>
         this.ask(narrow.request.question, { selection: narrow.selection, scope: wider }),
@@ -128,8 +131,8 @@ export class Conversation {
     } catch {
       // No storage (a privacy mode) or a damaged entry: start afresh.
     }
-    for (const { request, selection, events } of saved?.turns ?? []) {
-      const turn = this.#turn(request, selection);
+    for (const { request, selection, shown, events } of saved?.turns ?? []) {
+      const turn = this.#turn(request, selection, shown ?? request.question);
       this.#turns.push(turn);
       this.#hooks.add(turn);
       turn.replay(events);
@@ -198,9 +201,10 @@ export class Conversation {
   #history(limits) {
     const turns = this.#turns
       .filter((turn) => turn.status === 'done' && turn.markdown)
+      // Each turn says which action produced it: a quiz's answer follows the quiz's question.
       .flatMap((turn) => [
-        { role: 'user', content: turn.request.question },
-        { role: 'assistant', content: turn.markdown },
+        { role: 'user', content: turn.shown, ...(turn.request.action && { action: turn.request.action }) },
+        { role: 'assistant', content: turn.markdown, ...(turn.request.action && { action: turn.request.action }) },
       ]);
     return boundHistory(turns, HISTORY_TURNS, limits);
   }

@@ -52,18 +52,20 @@ export class Turn {
    * @param {string} apiUrl
    * @param {Record<string, any>} request  The ChatBody sent.
    * @param {Selection | undefined} selection  What the question is about, if anything.
+   * @param {string} shown  The question as the conversation shows it (an action's label).
    * @param {TurnHooks} hooks
    */
-  constructor(apiUrl, request, selection, hooks) {
+  constructor(apiUrl, request, selection, shown, hooks) {
     this.#apiUrl = apiUrl;
     this.#hooks = hooks;
     this.request = request;
     this.selection = selection;
+    this.shown = shown;
     const question = h(
       'div',
       { class: 'bw-question' },
       selection && h('blockquote', { class: 'bw-quote' }, selection.text),
-      h('p', {}, request.question),
+      h('p', {}, shown),
     );
     this.element = h('article', { class: 'bw-turn' }, question, this.#reply);
   }
@@ -110,7 +112,7 @@ export class Turn {
     if (this.status !== 'done') return null;
     const events = this.#events.filter(([name]) => name !== 'token');
     events.splice(-1, 0, ['token', { text: this.markdown }]);
-    return { request: this.request, selection: this.selection, events };
+    return { request: this.request, selection: this.selection, shown: this.shown, events };
   }
 
   #start() {
@@ -288,7 +290,7 @@ export class Turn {
       request_id: this.#meta.request_id,
       rating,
       ...(reason && { reason }),
-      question: this.request.question,
+      question: this.shown,
       answer: this.markdown.slice(0, MAX_FEEDBACK_ANSWER),
       sources: this.#sources.map(({ n, url, title, heading }) => ({ n, url, title, heading })),
     });

@@ -61,7 +61,9 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM
 def no_llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same book without an LLM: every action must still do something honest."""
     build_dir = build_example()
-    settings, _ = index_example(tmp_path_factory.mktemp("example-study-no-llm"), build_dir, site_dir=build_dir)
+    settings, _ = index_example(
+        tmp_path_factory.mktemp("example-study-no-llm"), build_dir, site_dir=build_dir
+    )
     with running_api(settings) as url:
         yield url
 
@@ -114,7 +116,11 @@ def answer_text(page: Any) -> str:
 
 @pytest.mark.parametrize(
     ("action", "question"),
-    [("explain", "Explain this simply."), ("example", "Give an example of this."), ("quiz", "Quiz me on this.")],
+    [
+        ("explain", "Explain this simply."),
+        ("example", "Give an example of this."),
+        ("quiz", "Quiz me on this."),
+    ],
 )
 def test_each_selection_action_sends_its_action_with_the_passage(
     site_url: str, page: Any, fake: FakeLLM, action: str, question: str
@@ -187,7 +193,9 @@ def test_the_panels_page_actions_summarize_and_quiz_the_page_the_reader_is_on(
     page.evaluate("document.getElementById('ekf').scrollIntoView()")
     part(page, "study-quiz").click()
     wait_state(page, "done")
-    assert bodies[1]["action"] == "quiz_page" and bodies[1]["page"] == bodies[0]["page"] | {"heading_id": "ekf"}
+    assert bodies[1]["action"] == "quiz_page" and bodies[1]["page"] == bodies[0]["page"] | {
+        "heading_id": "ekf"
+    }
     expect(part(page, "quiz-chip")).to_be_visible()
 
 
@@ -240,7 +248,9 @@ def test_the_owners_example_questions_replace_the_generated_ones(site_url: str, 
         attribute = 'data-examples="' + '["What is odometry?","Why filter the derivative term?"]'.replace(
             '"', "&quot;"
         )
-        route.fulfill(body=html.replace("data-bookwise", f'{attribute}" data-bookwise', 1), content_type="text/html")
+        route.fulfill(
+            body=html.replace("data-bookwise", f'{attribute}" data-bookwise', 1), content_type="text/html"
+        )
 
     page.route(f"{site_url}{KALMAN}", with_examples)
     visit(page, f"{site_url}{KALMAN}")

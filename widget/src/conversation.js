@@ -84,7 +84,9 @@ export class Conversation {
     const turn = this.#turn(request, selection, text || label);
     this.#turns.push(turn);
     this.#hooks.add(turn);
-    this.#setQuiz(action === 'quiz' || action === 'quiz_page' ? { action, selection, page: request.page } : null);
+    this.#setQuiz(
+      action === 'quiz' || action === 'quiz_page' ? { action, selection, page: request.page } : null,
+    );
     return this.#run(turn);
   }
 
@@ -204,7 +206,11 @@ export class Conversation {
       // Each turn says which action produced it: a quiz's answer follows the quiz's question.
       .flatMap((turn) => [
         { role: 'user', content: turn.shown, ...(turn.request.action && { action: turn.request.action }) },
-        { role: 'assistant', content: turn.markdown, ...(turn.request.action && { action: turn.request.action }) },
+        {
+          role: 'assistant',
+          content: turn.markdown,
+          ...(turn.request.action && { action: turn.request.action }),
+        },
       ]);
     return boundHistory(turns, HISTORY_TURNS, limits);
   }

@@ -56,11 +56,17 @@ export function decoratePage(config, actions) {
     timer = 0;
     for (const pre of document.querySelectorAll(`:is(${config.contentSelector}) pre`)) {
       const box = pre.parentElement;
-      if (box && !box.querySelector(`:scope > [${CODE_ASK}]`)) box.append(codeButton(pre, config, actions.ask));
+      if (box && !box.querySelector(`:scope > [${CODE_ASK}]`))
+        box.append(codeButton(pre, config, actions.ask));
     }
     const items = document.querySelector('.navbar__items--right');
     if (config.navbar && items && !items.querySelector(`[${NAVBAR_ITEM}]`)) {
-      const props = { class: 'navbar__item navbar__link', type: 'button', [NAVBAR_ITEM]: '', onclick: actions.open };
+      const props = {
+        class: 'navbar__item navbar__link',
+        type: 'button',
+        [NAVBAR_ITEM]: '',
+        onclick: actions.open,
+      };
       items.prepend(h('button', props, config.label));
     }
   };
@@ -105,7 +111,11 @@ export function highlightSection(target) {
   const range = document.createRange();
   range.setStartBefore(target);
   range.setEndAfter(target);
-  for (let next = target.nextElementSibling; next && !/^H[1-6]$/.test(next.tagName); next = next.nextElementSibling) {
+  for (
+    let next = target.nextElementSibling;
+    next && !/^H[1-6]$/.test(next.tagName);
+    next = next.nextElementSibling
+  ) {
     range.setEndAfter(next);
   }
   CSS.highlights.set(HIGHLIGHT, new Highlight(range));

@@ -71,7 +71,9 @@ function mount(config) {
   const suggest = async () => {
     const url = location.pathname;
     if (!suggestions.has(url)) suggestions.set(url, fetchSuggestions(config.apiUrl, url));
-    const questions = config.examples.length ? config.examples : await /** @type {Promise<string[]>} */ (suggestions.get(url));
+    const questions = config.examples.length
+      ? config.examples
+      : await /** @type {Promise<string[]>} */ (suggestions.get(url));
     if (url === location.pathname) panel.suggest(questions.slice(0, MAX_SUGGESTIONS));
   };
   const panel = new Panel(root, config, {

@@ -42,13 +42,34 @@ export class Panel {
     h('span', {}, 'Quiz: your reply is checked against the book.'),
     iconButton('quiz-end', 'End the quiz', '×', () => this.#hooks.endQuiz()),
   );
-  #announcer = h('div', { class: 'bw-sr', 'data-bw': 'announce', role: 'status', 'aria-relevant': 'additions' });
-  #suggestions = h('ul', { class: 'bw-suggestions', 'data-bw': 'suggestions', 'aria-label': 'Suggested questions' });
+  #announcer = h('div', {
+    class: 'bw-sr',
+    'data-bw': 'announce',
+    role: 'status',
+    'aria-relevant': 'additions',
+  });
+  #suggestions = h('ul', {
+    class: 'bw-suggestions',
+    'data-bw': 'suggestions',
+    'aria-label': 'Suggested questions',
+  });
   #study = h(
     'div',
     { class: 'bw-study', 'data-bw': 'study', role: 'group', 'aria-label': 'Study this page' },
-    h('button', { class: 'bw-chip-button', 'data-bw': 'study-summarize', onclick: () => this.#hooks.study('summarize_page') }, 'Summarize this page'),
-    h('button', { class: 'bw-chip-button', 'data-bw': 'study-quiz', onclick: () => this.#hooks.study('quiz_page') }, 'Quiz me on this section'),
+    h(
+      'button',
+      {
+        class: 'bw-chip-button',
+        'data-bw': 'study-summarize',
+        onclick: () => this.#hooks.study('summarize_page'),
+      },
+      'Summarize this page',
+    ),
+    h(
+      'button',
+      { class: 'bw-chip-button', 'data-bw': 'study-quiz', onclick: () => this.#hooks.study('quiz_page') },
+      'Quiz me on this section',
+    ),
   );
   #version = h('span', { 'data-bw': 'version', hidden: true });
   #sendButton = h('button', { class: 'bw-send', 'data-bw': 'send', onclick: () => this.#submit() }, 'Send');
@@ -193,7 +214,11 @@ export class Panel {
         iconButton('selection-remove', 'Remove the selection', '×', unpin),
       );
     }
-    this.#input.placeholder = selection ? 'Ask about it, or press Enter' : this.#config.placeholder;
+    this.#input.placeholder = selection
+      ? 'Ask about it, or press Enter'
+      : this.#quizChip.hidden
+        ? this.#config.placeholder
+        : 'Your answer…';
   }
 
   /**
@@ -209,7 +234,11 @@ export class Panel {
           {},
           h(
             'button',
-            { class: 'bw-chip-button', 'data-bw': 'suggestion', onclick: () => this.#hooks.submit(question, undefined) },
+            {
+              class: 'bw-chip-button',
+              'data-bw': 'suggestion',
+              onclick: () => this.#hooks.submit(question, undefined),
+            },
             question,
           ),
         ),

@@ -102,9 +102,12 @@ export class Turn {
    * @param {[string, any][]} events
    */
   replay(events) {
+    const { announce } = this.#hooks;
+    this.#hooks.announce = () => {}; // a restored answer is not news
     this.#start();
     for (const [name, data] of events) this.#receive(name, data);
     if (this.status === 'streaming') this.#end('stopped');
+    this.#hooks.announce = announce;
   }
 
   /** The turn as sessionStorage keeps it (a finished answer only), its tokens as one. */
@@ -243,8 +246,16 @@ export class Turn {
     const status = h('span', { class: 'bw-thanks', role: 'status' });
     const reasons = h(
       'div',
-      { class: 'bw-reasons', 'data-bw': 'reasons', role: 'group', 'aria-label': 'What was wrong?', hidden: true },
-      REASONS.map(([reason, label]) => h('button', { class: 'bw-thumb', 'data-bw': 'reason', 'data-reason': reason }, label)),
+      {
+        class: 'bw-reasons',
+        'data-bw': 'reasons',
+        role: 'group',
+        'aria-label': 'What was wrong?',
+        hidden: true,
+      },
+      REASONS.map(([reason, label]) =>
+        h('button', { class: 'bw-thumb', 'data-bw': 'reason', 'data-reason': reason }, label),
+      ),
     );
     /** @type {HTMLButtonElement[]} */
     const buttons = [up, down, ...reasons.querySelectorAll('button')];

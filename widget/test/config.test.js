@@ -5,7 +5,9 @@ import { readConfig, showsOn } from '../src/config.js';
 
 /** A script tag's dataset, as the Docusaurus plugin writes it. */
 const script = (/** @type {Record<string, string>} */ data) =>
-  /** @type {HTMLScriptElement} */ (/** @type {unknown} */ ({ dataset: { apiUrl: 'https://ask.example.org', ...data } }));
+  /** @type {HTMLScriptElement} */ (
+    /** @type {unknown} */ ({ dataset: { apiUrl: 'https://ask.example.org', ...data } })
+  );
 
 test('paths are after the baseUrl: a site at /book/ shows the widget on /book/docs/… (it never showed)', () => {
   const config = readConfig(script({ paths: '/docs/', baseUrl: '/book/' }));

@@ -400,13 +400,9 @@ def test_no_thumbs_down_on_a_not_in_the_selection_reply(site_url: str, page: Any
     expect(part(page, "thumb-down")).to_have_count(0)
 
 
-def test_a_landed_citation_is_highlighted_uncovered_and_back_returns(
-    site_url: str, page: Any, fake: FakeLLM
-) -> None:
-    """Found by trying the demo: the panel covered the cited passage, nothing marked it, and Back after a
-    citation on the same page left the page instead of returning to where the reader was."""
-    fake.tokens = ["The extended filter linearizes the model [1]."]
-    fake.delay_s = 0.0
+def land_on_a_citation_on_this_page(page: Any, site_url: str) -> None:
+    """Ask about the EKF section's first paragraph from the top of the Kalman page, then follow the
+    answer's citation, which is on this page."""
     visit(page, f"{site_url}{KALMAN}")
     passage = page.evaluate(
         "() => { let p = document.getElementById('ekf').nextElementSibling;"
@@ -423,6 +419,19 @@ def test_a_landed_citation_is_highlighted_uncovered_and_back_returns(
     page.wait_for_function("() => CSS.highlights.has('bookwise-landed')")
     page.wait_for_function("() => location.hash === '#ekf'")
     assert page.evaluate("window.scrollY") > 0
+
+
+def test_a_landed_citation_is_highlighted_uncovered_and_back_returns(
+    site_url: str, browser: Any, fake: FakeLLM
+) -> None:
+    """Found by trying the demo: the panel covered the cited passage, nothing marked it, and Back after a
+    citation on the same page left the page instead of returning to where the reader was."""
+    fake.tokens = ["The extended filter linearizes the model [1]."]
+    fake.delay_s = 0.0
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    land_on_a_citation_on_this_page(page, site_url)
+    # A wide screen: the panel stays open, docked beside the page, and the section is not under it.
     target = page.locator("#ekf").bounding_box()
     panel = part(page, "panel").bounding_box()
     assert target is not None and panel is not None
@@ -430,6 +439,17 @@ def test_a_landed_citation_is_highlighted_uncovered_and_back_returns(
     page.go_back()
     page.wait_for_function("() => location.hash === '' && window.scrollY === 0")
     assert page.evaluate("location.pathname") == KALMAN
+    context.close()
+
+
+def test_on_a_narrower_desktop_the_panel_gets_out_of_the_landed_passages_way(
+    site_url: str, page: Any, fake: FakeLLM
+) -> None:
+    fake.tokens = ["The extended filter linearizes the model [1]."]
+    fake.delay_s = 0.0
+    land_on_a_citation_on_this_page(page, site_url)  # 1280 px: no room to dock
+    expect(part(page, "panel")).to_be_hidden()
+    expect(part(page, "launcher")).to_be_visible()
 
 
 def test_the_navbar_item_opens_the_panel(site_url: str, page: Any) -> None:

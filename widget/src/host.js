@@ -20,7 +20,7 @@ const STYLES = `
 [${CODE_ASK}]:hover,[${CODE_ASK}]:focus-visible{opacity:1;border-color:var(--ifm-color-primary,#2e8555)}
 [${NAVBAR_ITEM}]{border:0;background:none;font:inherit;cursor:pointer}
 ::highlight(${HIGHLIGHT}){background-color:rgb(255 200 0 / .35)}
-@media (min-width:1100px){html[data-bookwise-docked] body{margin-right:${PANEL_ROOM}}}
+@media (min-width:1400px){html[data-bookwise-docked] body{margin-right:${PANEL_ROOM}}}
 `;
 
 /** Style what the widget adds to the page; returns the undo. */
@@ -105,9 +105,9 @@ function codeButton(pre, { contentSelector }, ask) {
  * the CSS Custom Highlight API: nothing in the page's DOM changes.
  *
  * @param {Element} target
+ * @returns {DOMRect}  Where the section is on screen.
  */
 export function highlightSection(target) {
-  if (!('highlights' in CSS)) return;
   const range = document.createRange();
   range.setStartBefore(target);
   range.setEndAfter(target);
@@ -118,6 +118,9 @@ export function highlightSection(target) {
   ) {
     range.setEndAfter(next);
   }
-  CSS.highlights.set(HIGHLIGHT, new Highlight(range));
-  setTimeout(() => CSS.highlights.delete(HIGHLIGHT), HIGHLIGHT_MS);
+  if ('highlights' in CSS) {
+    CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+    setTimeout(() => CSS.highlights.delete(HIGHLIGHT), HIGHLIGHT_MS);
+  }
+  return range.getBoundingClientRect();
 }

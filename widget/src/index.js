@@ -92,8 +92,8 @@ function mount(config) {
       if (open && conversation.empty) suggest();
     },
     land: (target) => {
-      highlightSection(target);
-      if (panel.covers(target)) panel.close();
+      // Docked on a wide screen, the panel is beside the page; elsewhere it may cover the section.
+      if (panel.covers(highlightSection(target))) panel.close();
     },
   });
   const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {

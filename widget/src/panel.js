@@ -159,9 +159,9 @@ export class Panel {
     return !this.#dialog.hidden;
   }
 
-  /** @param {Element} target  Whether the dialog covers it. */
-  covers(target) {
-    const [a, b] = [this.#dialog.getBoundingClientRect(), target.getBoundingClientRect()];
+  /** @param {DOMRect} b  Whether the dialog covers any of this box. */
+  covers(b) {
+    const a = this.#dialog.getBoundingClientRect();
     return this.isOpen && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
   }
 

@@ -283,6 +283,18 @@ def test_a_code_blocks_ask_button_opens_the_widget_with_the_code_as_the_selectio
     assert "\n" in code  # the lines stay lines
 
 
+def test_the_code_buttons_wait_for_hydration_regression(site_url: str, page: Any) -> None:
+    """Buttons added to the server-rendered page before React hydrated it made React discard the markup
+    and render the page again (minified error #418 in the console)."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    visit(page, f"{site_url}{PID}")
+    expect(page.locator(".theme-doc-markdown [data-bookwise-code-ask]").first).to_be_visible()
+    expect(page.locator(".navbar [data-bookwise-navbar]")).to_have_count(1)
+    assert page.evaluate("document.documentElement.hasAttribute('data-bookwise-hydrated')")
+    assert not [error for error in errors if "Recoverable" in error or "#418" in error]
+
+
 def test_the_conversation_survives_navigation_and_reload_and_the_page_context_follows(
     site_url: str, page: Any, fake: FakeLLM
 ) -> None:

@@ -14,6 +14,9 @@ const HIGHLIGHT = 'bookwise-landed';
 const HIGHLIGHT_MS = 4000;
 const SCAN_MS = 200;
 const PANEL_ROOM = '472px'; // the desktop panel's width and margins
+const HYDRATED = 'data-bookwise-hydrated'; // set on <html> by docusaurus-plugin-bookwise's client module
+const HYDRATED_EVENT = 'bookwise:hydrated';
+const HYDRATION_FALLBACK_MS = 2000;
 
 const STYLES = `
 [${CODE_ASK}]{position:absolute;right:.5rem;bottom:.5rem;z-index:1;padding:.1rem .55rem;border:1px solid var(--ifm-color-emphasis-300,#dadde1);border-radius:var(--ifm-global-radius,.4rem);background:var(--ifm-background-surface-color,#fff);color:var(--ifm-font-color-base,#1c1e21);font:600 12px/1.6 var(--ifm-font-family-base,system-ui,sans-serif);cursor:pointer;opacity:.85}
@@ -52,6 +55,7 @@ export function dock(docked) {
  */
 export function decoratePage(config, actions) {
   let timer = 0;
+  let stopped = false;
   const scan = () => {
     timer = 0;
     for (const pre of document.querySelectorAll(`:is(${config.contentSelector}) pre`)) {
@@ -73,13 +77,41 @@ export function decoratePage(config, actions) {
   const observer = new MutationObserver(() => {
     timer ||= window.setTimeout(scan, SCAN_MS);
   });
-  observer.observe(document.body, { childList: true, subtree: true });
-  scan();
+  afterHydration(() => {
+    if (stopped) return;
+    observer.observe(document.body, { childList: true, subtree: true });
+    scan();
+  });
   return () => {
+    stopped = true;
     observer.disconnect();
     clearTimeout(timer);
     document.querySelectorAll(`[${CODE_ASK}], [${NAVBAR_ITEM}]`).forEach((added) => added.remove());
   };
+}
+
+/**
+ * Call `start` once the site's React has hydrated its server-rendered pages: an element added to them
+ * before that makes React throw the markup away and render the page again (error #418). The plugin's
+ * client module says when (`data-bookwise-hydrated` on <html>, and an event); a Docusaurus site
+ * without the plugin has hydrated a while after `load`; any other site needs no wait.
+ *
+ * @param {() => void} start
+ */
+function afterHydration(start) {
+  if (!document.getElementById('__docusaurus') || document.documentElement.hasAttribute(HYDRATED)) {
+    start();
+    return;
+  }
+  let started = false;
+  const once = () => {
+    if (!started) start();
+    started = true;
+  };
+  window.addEventListener(HYDRATED_EVENT, once, { once: true });
+  const later = () => setTimeout(once, HYDRATION_FALLBACK_MS);
+  if (document.readyState === 'complete') later();
+  else window.addEventListener('load', later, { once: true });
 }
 
 /**

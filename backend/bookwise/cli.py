@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--scope", choices=["selection", "section", "book"], help="widen a selected-text question"
     )
     ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    ask.add_argument(
+        "--action",
+        choices=["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"],
+        default="ask",
+        help="a study action: on --selected-text (explain, example, quiz) or on --page-url (summarize_page, "
+        "quiz_page); the question may then be empty",
+    )
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
 
@@ -444,6 +451,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     # (the shared rules), never quietly answered from the whole book.
     selected = args.selected_text is not None or args.scope in ("selection", "section")
     request = ChatRequest(
+        action=args.action,
         question=args.question,
         mode="selected_text" if selected else "normal",
         scope=args.scope,
@@ -464,6 +472,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         top=request.top_k,
         wanted=request.filters,
         limits=validation.RequestLimits.from_settings(settings),
+        action=request.action,
+        page_url=args.page_url,
     )
 
     async def run() -> list[Event]:

@@ -278,3 +278,116 @@ def test_prompts_folder_has_one_template_per_action() -> None:
     folder = Path(__file__).parents[2] / "backend" / "bookwise" / "generation" / "prompts"
     for action in ("explain", "example", "quiz", "summarize_page", "quiz_page"):
         assert (folder / f"{action}.j2").is_file()
+
+
+def test_an_earlier_answer_about_other_pages_does_not_reach_a_study_prompt(
+    llm_url: str, fake: FakeLLM
+) -> None:
+    """History may quote the rest of the book: only a quiz's own exchange is carried."""
+    earlier = [
+        {"role": "user", "content": "Where do quokkas live?"},
+        {"role": "assistant", "content": "On Rottnest island, in a burrow [1].", "action": "ask"},
+    ]
+    for action in ("explain", "example", "quiz"):
+        chat(llm_url, selection_body(action, PHOTOSYNTHESIS, FEEDING, history=earlier))
+        no_book_words(prompt_of(fake))
+    question = {"role": "assistant", "content": "What does it produce? [1]", "action": "quiz"}
+    chat(
+        llm_url,
+        selection_body("quiz", PHOTOSYNTHESIS, FEEDING, question="glucose", history=[*earlier, question]),
+    )
+    roles = [m["role"] for m in fake.last_request["messages"]]
+    assert roles == ["system", "assistant", "user"] and "What does it produce?" in prompt_of(fake)
+    no_book_words(prompt_of(fake))
+
+
+STUDY_BOOK = {
+    "docs/intro.md": "# Welcome\n\nA short course on sensor fusion for small robots.\n",
+    "docs/filters/_category_.json": '{"label": "Filters"}',
+    "docs/filters/fusion.md": (
+        "---\ntitle: Sensor fusion\ndescription: Combining two noisy sensors into one estimate.\n"
+        "learning_objectives:\n  - Explain why a weighted average beats either sensor\n"
+        "  - Compute the fused variance of two readings\n---\n\n"
+        "Fusion combines readings from several sensors.\n\n"
+        "## Weighted averages\n\nA **weighted average** gives each reading a weight inversely "
+        "proportional to its variance. The fused variance is smaller than either input variance.\n"
+    ),
+    "docs/filters/check.md": (
+        "---\ntitle: Check your understanding\ncontent_type: quiz\n---\n\n## Questions\n\n"
+        "1. Why is the fused variance smaller than either input variance?\n"
+        "2. Which reading gets the larger weight?\n\n**Answers**\n\n"
+        "1. Because combining independent information always removes uncertainty, zebra-crossing.\n"
+        "2. The reading with the smaller variance.\n"
+    ),
+    "docs/filters/lab-fusion.md": (
+        "---\ntitle: 'Lab: Fusing two rangefinders'\ncontent_type: lab\n---\n\n"
+        "## Setup\n\nMount two rangefinders side by side and log both at 10 Hz.\n"
+    ),
+}
+FUSION = "http://localhost:3000/docs/filters/fusion"
+WEIGHTED = (
+    "A weighted average gives each reading a weight inversely proportional to its variance. "
+    "The fused variance is smaller than either input variance."
+)
+
+
+@pytest.fixture(scope="module")
+def study_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("study")
+    for relative, content in STUDY_BOOK.items():
+        path = root / "site" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    settings = hash_settings(root / "data")
+    ingest_hashed(settings, root / "site")
+    with running_api(settings) as url:
+        yield url
+
+
+def test_summarize_page_without_llm_lists_the_learning_objectives(study_url: str) -> None:
+    stream = chat(study_url, {"question": "", "action": "summarize_page", "page": {"url": FUSION}})
+    assert_citations_resolve(stream)
+    assert "**Learning objectives**" in stream.answer
+    assert "Compute the fused variance of two readings" in stream.answer
+    assert "Combining two noisy sensors into one estimate." in stream.answer
+
+
+def test_quiz_without_llm_asks_the_chapters_quiz_page_and_holds_its_answers_back(study_url: str) -> None:
+    first = chat(study_url, selection_body("quiz", WEIGHTED, FUSION))
+    assert_citations_resolve(first)
+    assert "Why is the fused variance smaller" in first.answer and "zebra" not in first.answer
+    cited = {s["page_url"] for s in first.first("sources")["sources"]}
+    assert "/docs/filters/check" in cited
+    history = [{"role": "assistant", "content": first.answer, "action": "quiz"}]
+    second = chat(study_url, selection_body("quiz", WEIGHTED, FUSION, question="less noise", history=history))
+    assert "zebra-crossing" in second.answer and "Which reading gets the larger weight?" in second.answer
+
+
+def test_example_without_llm_offers_a_declared_lab_of_the_chapter(study_url: str) -> None:
+    stream = chat(study_url, selection_body("example", WEIGHTED, FUSION))
+    assert "Labs for this chapter" in stream.answer and "/docs/filters/lab-fusion" in stream.answer
+    assert_citations_resolve(stream)
+
+
+def test_a_quiz_pages_questions_are_not_answered_by_quoting_its_answers(study_url: str) -> None:
+    """Asked the quiz's own question, the book quotes its chapter, never the answer key."""
+    stream = chat(study_url, {"question": "Does combining independent information remove uncertainty?"})
+    assert "zebra" not in stream.answer, stream.answer
+    on_page = chat(
+        study_url,
+        {
+            "question": "What are the questions on this page?",
+            "page": {"url": "http://localhost:3000/docs/filters/check"},
+        },
+    )
+    assert "Which reading gets the larger weight?" in on_page.answer and "zebra" not in on_page.answer
+
+
+def test_this_section_with_a_heading_id_is_that_section_only(example_llm_url: str, fake: FakeLLM) -> None:
+    fake.tokens = ["It linearises both models [1]."]
+    body = {"question": "Explain this section", "page": {"url": KALMAN, "heading_id": "ekf"}}
+    stream = chat(example_llm_url, body)
+    assert_citations_resolve(stream)
+    assert [s["url"] for s in stream.first("sources")["sources"]] == [f"{KALMAN_PATH}#ekf"]
+    prompt = prompt_of(fake)
+    assert "Jacobian" in prompt and "corridor" not in prompt and "rangefinder" not in prompt

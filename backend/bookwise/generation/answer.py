@@ -45,6 +45,7 @@ from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
 from bookwise.generation.study import (
     EXAMPLE_HEADING,
+    THIS_SECTION,
     Exercise,
     PageIntent,
     blanks_of,
@@ -56,9 +57,10 @@ from bookwise.generation.study import (
     page_intent,
     quiz_turn,
     summary_answer,
+    without_solutions,
 )
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
-from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline
+from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline, section_and_subsections, within_budget
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import QUIZ_ACTIONS, RequestLimits
@@ -172,6 +174,22 @@ def reader_answer(request: ChatRequest) -> str | None:
     return answer if last.role == "assistant" and last.action == request.action else None
 
 
+def study_history(request: ChatRequest, page_use: PageUse | None) -> tuple[Turn, ...]:
+    """The earlier turns a study prompt may carry: a quiz its own exchange (the turns since an
+    answer of another action), a question about the page its conversation, the other actions none.
+    An earlier answer may quote other pages; only the passage or the page belongs in these prompts."""
+    if page_use == "question":
+        return request.history
+    if request.action not in QUIZ_ACTIONS:
+        return ()
+    kept: list[Turn] = []
+    for turn in reversed(request.history):
+        if turn.role == "assistant" and turn.action != request.action:
+            break
+        kept.append(turn)
+    return tuple(reversed(kept))
+
+
 def _page_use(request: ChatRequest, question: str) -> PageUse | None:
     if request.action == "summarize_page":
         return "summarize"
@@ -264,7 +282,9 @@ class Answerer:
                         )
                     sources, sufficient = self._selection_sources(scope, selection, located, request)
                 if self.llm is None and scope != "selection" and sources:
-                    ranked = await self.retriever.arank_passages(query.text, sources)
+                    ranked = without_solutions(
+                        await self.retriever.arank_passages(query.text, sources), sources
+                    )
                     passages = plan_passages(
                         ranked, sources, request.history, retrieval_sufficient=sufficient
                     )
@@ -299,7 +319,7 @@ class Answerer:
         """A study action, or a question about the reader's page: the material is the selection or
         the page, read whole (never searched for), and only it reaches the model."""
         answer = reader_answer(request)
-        query = SearchQuery(question or request.action, rewritten=False, method="as_asked")
+        query = SearchQuery(question, rewritten=False, method="as_asked")  # nothing is searched
         await self.retriever.awarm()
         mark = time.monotonic()
         try:
@@ -339,15 +359,15 @@ class Answerer:
     ) -> tuple[list[SectionResult], Written | None]:
         assert request.page is not None
         retriever = self.retriever
-        outline: PageOutline | None = await retriever.arun(lambda: retriever.page(request.page.url))  # type: ignore[union-attr]
+        outline = await retriever.arun(functools.partial(retriever.page, request.page.url))
         if outline is None:
             return [], None
-        budget = self.settings.page_context_max_tokens
-        sections: list[SectionResult] = await retriever.arun(
-            lambda: retriever.outline_sections(outline, budget_tokens=budget if self.llm else None)
-        )
+        sections = await retriever.arun(functools.partial(retriever.outline_sections, outline))
+        heading_id = request.page.heading_id
+        if use == "question" and heading_id and THIS_SECTION.search(question):
+            sections = section_and_subsections(sections, heading_id) or sections  # "explain this section"
         if self.llm is not None:
-            return sections, None
+            return within_budget(sections, self.settings.page_context_max_tokens), None
         if use == "summarize":
             return sections, Written(summary_answer(outline, sections), "extractive")
         if use in ("exercises", "quiz"):
@@ -362,7 +382,7 @@ class Answerer:
                 return material, Written(quiz_turn(exercises, [], request.history, answer).text, "extractive")
             blanks = [b for n, s in enumerate(sections, start=1) for b in blanks_of(s.text, n)]
             return sections, Written(quiz_turn([], blanks, request.history, answer).text, "extractive")
-        ranked = await retriever.arank_passages(question, sections)
+        ranked = without_solutions(await retriever.arank_passages(question, sections), sections)
         passages = plan_passages(ranked, sections, request.history, retrieval_sufficient=True)
         if not passages.quoted:
             return sections, Written(summary_answer(outline, sections), "extractive")
@@ -444,7 +464,7 @@ class Answerer:
 
     def _study_messages(self, prepared: Prepared, question: str, answer: str | None) -> list[Message]:
         request, title = prepared.request, self.settings.book_title
-        history = request.history
+        history = study_history(request, prepared.page_use)
         if prepared.page_use is not None:
             template = {"summarize": "summarize_page", "quiz": "quiz_page"}.get(
                 prepared.page_use, "page_question"

@@ -22,6 +22,7 @@ from bookwise.generation.extractive import blockquote, cite, quotable_sentences
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline
+from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of, split_units
 
 NO_MODEL = "*No language model is configured, so this is the book's own material."
@@ -40,9 +41,11 @@ PageIntent = Literal["summarize", "exercises", "question"]
 # "this page", "the current chapter", "on this section": the reader points at where they are.
 _THIS_PAGE = re.compile(
     r"\b(?:this|the current|current|the present)\s+"
-    r"(?:page|chapter|section|lesson|article|doc|document|unit)\b",
+    r"(?:page|chapter|section|lesson|article|doc|document|unit|lab|quiz|exercise|assessment)\b",
     re.IGNORECASE,
 )
+THIS_SECTION = re.compile(r"\b(?:this|the current|current) (?:section|part)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
 _SUMMARY_WORDS = re.compile(
     r"\b(?:summar\w*|overview|recap|outline|tl;?dr|key points|main points|main ideas|about)\b", re.I
 )
@@ -67,6 +70,8 @@ BLANK = "_____"
 
 def page_intent(question: str) -> PageIntent | None:
     """What a question about the reader's page asks for, or None when it does not point at it."""
+    # A quoted phrase is named, not asked: "add a 'Was this page helpful?' widget" is about the book.
+    question = _QUOTED.sub(" ", question)
     if not _THIS_PAGE.search(question):
         return None
     if _EXERCISE_WORDS.search(question):
@@ -125,6 +130,28 @@ def exercises_of(text: str, source: int) -> list[Exercise]:
     ]
 
 
+def solution_start(text: str) -> int | None:
+    """The position of a section's first block after a solution label ("Show solution"), if any."""
+    for position, unit in enumerate(split_units(text)):
+        if unit.kind in ("prose", "label") and SOLUTION_LABEL.match(unit.text.strip().strip("*:")):
+            return position
+    return None
+
+
+def without_solutions(
+    ranked: Sequence[ScoredPassage], sources: Sequence[SectionResult]
+) -> list[ScoredPassage]:
+    """Passages to quote as an answer, minus the book's solutions to its own exercises: a quiz is
+    not answered by quoting its answer key."""
+    starts = [solution_start(source.text) for source in sources]
+    return [
+        p
+        for p in ranked
+        if (start := starts[p.passage.section] if p.passage.section < len(starts) else None) is None
+        or p.passage.position < start
+    ]
+
+
 def is_exercise_section(section: SectionResult, outline: PageOutline | None = None) -> bool:
     declared = outline is not None and outline.content_type in EXERCISE_TYPES
     return declared or bool(EXERCISE_HEADING.search(section.heading_text or ""))
@@ -148,8 +175,9 @@ def blanks_of(text: str, source: int = 1) -> list[Blank]:
     """Sentences of the passage with one term blanked: a code span or bold term when it has one,
     else its longest word. The answer is the passage's own word."""
     found = []
-    for sentence in quotable_sentences(text):
-        marked = _BLANK_TERM.findall(sentence)
+    bold = [term for term in re.findall(r"\*\*([^*\n]+)\*\*", text) if term.strip()]
+    for sentence in quotable_sentences(text):  # emphasis is gone from these; code spans stay
+        marked = [term for term in bold if term in sentence] + _BLANK_TERM.findall(sentence)
         if marked:
             term = marked[0]
         else:

@@ -21,11 +21,27 @@ MAX_CHARS = 120  # a suggestion is a button label
 NOUN_PHRASE_WORDS = 5
 _SKIPPED_HEADING = re.compile(
     r"\b(?:exercises?|quiz|solutions?|answers?|worked example|example|summary|further reading|references|"
-    r"next steps|before you start|prerequisites|see also|what's next)\b",
+    r"next steps|before you start|prerequisites|see also|what's next|questions)\b",
     re.IGNORECASE,
 )
 _EXERCISE_HEADING = re.compile(r"\b(?:exercises?|quiz|problems|self-check|review questions)\b", re.IGNORECASE)
-_ARTICLE = re.compile(r"^(?:the|a|an)\s", re.IGNORECASE)
+_ARTICLES = ("the", "a", "an")
+_QUESTION_WORDS = ("how", "why", "what", "when", "where", "which", "who")
+_PREPOSITIONS = (
+    "from",
+    "beyond",
+    "to",
+    "with",
+    "into",
+    "on",
+    "in",
+    "for",
+    "about",
+    "between",
+    "inside",
+    "after",
+)
+_VERSUS = re.compile(r"\s+(?:versus|vs\.?)\s+", re.IGNORECASE)
 _EXPLAIN_VERBS = ("explain", "describe", "understand")
 _DEFINE_VERBS = ("define", "name", "recognize", "recognise", "identify")
 EXERCISE_TYPES = ("quiz", "assessment", "exercise")
@@ -41,7 +57,25 @@ class Proposal:
 
 
 def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[1:2].islower() or len(text) == 1 else text
+    """ "The Kalman Filter" → "the Kalman Filter", "Pure pursuit" → "pure pursuit"; a title-case
+    phrase, a name, an acronym or a possessive is kept as written."""
+    first, _, rest = text.partition(" ")
+    if first.lower() in _ARTICLES:
+        return f"{first.lower()} {rest}".strip()
+    plain_word = first.isalpha() and first[:1].isupper() and first[1:].islower()
+    title_case = any(word[:1].isupper() for word in rest.split())
+    return f"{first.lower()} {rest}".strip() if plain_word and not title_case else text
+
+
+def _plural(phrase: str) -> bool:
+    """A rough number for "What is/are …?": a list, or a plural noun among the first words."""
+    if "," in phrase or " and " in phrase:
+        return True
+    words = [w for w in phrase.split() if w.lower() not in _ARTICLES][:3]
+    return any(
+        len(w) > 3 and w.lower().endswith("s") and not w.lower().endswith(("ss", "'s", "is", "us"))
+        for w in words
+    )
 
 
 def _from_objective(objective: str) -> str:
@@ -55,22 +89,32 @@ def _from_objective(objective: str) -> str:
         return f"Can you explain {rest}?"
     if verb.lower() in _DEFINE_VERBS:
         return f"What is {rest}?"
-    return f"How do I {_lower_first(text)}?"
+    return f"How do I {verb.lower() if verb[1:].islower() else verb} {rest}?"  # a verb, never a name
 
 
 def _about(phrase: str) -> str:
-    phrase = phrase.strip().rstrip(".")
+    """A heading or title as a question a reader would ask; "What does “…” cover?" when its
+    grammar is unclear (a gerund, a preposition)."""
+    phrase = " ".join(phrase.split()).rstrip(".")
     if phrase.endswith("?"):
         return phrase
     if ":" in phrase:
         before, _, after = phrase.partition(":")
-        phrase = after.strip() if _ARTICLE.match(after.strip()) else before.strip()
+        after, before = after.strip(), before.strip()
+        use_after = after.split()[:1] and (after.split()[0].lower() in _ARTICLES or len(before.split()) < 2)
+        phrase = after if use_after else before
     words = phrase.split()
     if not words:
         return ""
-    if len(words) <= NOUN_PHRASE_WORDS and not words[0].lower().endswith("ing"):
-        return f"What is {_lower_first(phrase) if _ARTICLE.match(phrase) else phrase}?"
-    return f"What should I know about {_lower_first(phrase)}?"
+    first = words[0].lower()
+    if first in _QUESTION_WORDS:
+        return f"Can you explain {_lower_first(phrase)}?"
+    versus = _VERSUS.split(phrase)
+    if len(versus) == 2:
+        return f"What is the difference between {_lower_first(versus[0])} and {versus[1]}?"
+    if len(words) <= NOUN_PHRASE_WORDS and not first.endswith("ing") and first not in _PREPOSITIONS:
+        return f"What {'are' if _plural(phrase) else 'is'} {_lower_first(phrase)}?"
+    return f"What does “{phrase}” cover?"
 
 
 def propose(document: Document) -> list[Proposal]:
@@ -81,7 +125,8 @@ def propose(document: Document) -> list[Proposal]:
     found: list[Proposal] = [Proposal(q) for q in map(_from_objective, document.learning_objectives) if q]
     if kind == "lab":
         found.append(Proposal("Summarize this lab", check=False))
-    found.append(Proposal(_about(document.title)))
+    if len(document.title.split()) > 1:  # "Welcome", "Introduction": no question in them
+        found.append(Proposal(_about(document.title)))
     headings = [s for s in document.sections if s.level == 2 and s.heading_text and s.blocks]
     found += [
         Proposal(_about(s.heading_text)) for s in headings if not _SKIPPED_HEADING.search(s.heading_text)

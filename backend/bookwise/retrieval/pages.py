@@ -7,9 +7,11 @@ searching for it, so an answer about "this page" can only draw on this page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from bookwise.retrieval.models import SectionResult
 
 EXERCISE_TYPES = ("quiz", "assessment", "exercise")
 
@@ -64,3 +66,27 @@ def build_outlines(payloads: Iterable[dict[str, Any]]) -> dict[str, PageOutline]
             first_payloads=tuple(firsts.values()),
         )
     return outlines
+
+
+def within_budget(sections: Sequence[SectionResult], budget_tokens: int) -> list[SectionResult]:
+    """The leading sections whose texts fit in ``budget_tokens`` together (the first one always)."""
+    kept: list[SectionResult] = []
+    spent = 0
+    for section in sections:
+        if kept and spent + section.tokens > budget_tokens:
+            break
+        kept.append(section)
+        spent += section.tokens
+    return kept
+
+
+def section_and_subsections(sections: Sequence[SectionResult], anchor: str) -> list[SectionResult]:
+    """The section with this anchor and the deeper ones under it, in reading order ([] if absent)."""
+    start = next((i for i, s in enumerate(sections) if s.anchor == anchor), None)
+    if start is None:
+        return []
+    level = sections[start].heading_level
+    end = next(
+        (i for i in range(start + 1, len(sections)) if sections[i].heading_level <= level), len(sections)
+    )
+    return list(sections[start:end])

@@ -33,7 +33,7 @@ from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import EmbeddingCache
 from bookwise.retrieval.models import RetrievalResult, SectionResult
-from bookwise.retrieval.pages import PageOutline, build_outlines
+from bookwise.retrieval.pages import PageOutline, build_outlines, within_budget
 from bookwise.retrieval.passage_rank import (
     PassageWeights,
     ScoredPassage,
@@ -258,16 +258,7 @@ class Retriever:
             for section_id, payload in zip(outline.section_ids, outline.first_payloads, strict=True)
         ]
         sections = self._assemble("", candidates)
-        if budget_tokens is None:
-            return sections
-        kept: list[SectionResult] = []
-        spent = 0
-        for section in sections:
-            if kept and spent + section.tokens > budget_tokens:
-                break
-            kept.append(section)
-            spent += section.tokens
-        return kept
+        return sections if budget_tokens is None else within_budget(sections, budget_tokens)
 
     def page_sections(self, page_url: str, *, budget_tokens: int | None = None) -> list[SectionResult]:
         """The reader's page, section by section (empty when the page is not in the index)."""

@@ -25,22 +25,38 @@ KEEP_FILES = 4  # generations' files kept (the index keeps BOOKWISE_KEEP_GENERAT
 
 
 def checked_suggestions(retriever: Retriever, per_page: int) -> dict[str, list[str]]:
-    """Page URL → up to ``per_page`` proposed questions whose top-ranked section is on that page."""
+    """Page URL → up to ``per_page`` proposed questions whose top-ranked section is on that page.
+
+    Questions about the page itself (``check: false``: its exercises, "Summarize this lab") are
+    answered from the reader's page and keep their place; the others fill the remaining slots in
+    the order proposed, each searched as a reader would ask it.
+    """
     kept: dict[str, list[str]] = {}
     if per_page <= 0:
         return kept
     for page_url, outline in retriever.outlines().items():
-        proposed = (outline.first_payloads[0].get("suggestions") or []) if outline.first_payloads else []
-        for proposal in proposed:
-            if len(kept.get(page_url, [])) >= per_page or not isinstance(proposal, dict):
+        raw = (outline.first_payloads[0].get("suggestions") or []) if outline.first_payloads else []
+        proposed = [
+            (str(p.get("question", "")), bool(p.get("check", True))) for p in raw if isinstance(p, dict)
+        ]
+        page_questions = [q for q, check in proposed if not check][:per_page]
+        room = per_page - len(page_questions)
+        searched: list[str] = []
+        for question, check in proposed:
+            if len(searched) >= room:
                 break
-            question = str(proposal.get("question", ""))
-            if proposal.get("check", True):
-                found = retriever.search(question, top_k=1).sections
-                if not found or found[0].page_url != page_url:
-                    continue
-            kept.setdefault(page_url, []).append(question)
+            if check and _ranks_page_first(retriever, question, page_url):
+                searched.append(question)
+        chosen = set(page_questions) | set(searched)
+        questions = [q for q, _ in proposed if q in chosen]
+        if questions:
+            kept[page_url] = questions
     return kept
+
+
+def _ranks_page_first(retriever: Retriever, question: str, page_url: str) -> bool:
+    found = retriever.search(question, top_k=1).sections
+    return bool(found) and found[0].page_url == page_url
 
 
 class SuggestionStore:

@@ -1,0 +1,83 @@
+"""Study actions' building blocks without a model (issue 14): page intents, the book's exercises
+and their solutions, fill-in-the-blank questions, and solutions kept out of quoted answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookwise.generation.prompts import Turn
+from bookwise.generation.study import (
+    BLANK,
+    blanks_of,
+    exercises_of,
+    page_intent,
+    quiz_turn,
+    solution_start,
+    without_solutions,
+)
+from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.passages import passages_of
+from conftest import SectionFactory
+
+EXERCISES = (
+    "1. What is the gain when `P⁻ = 0.04`?\n2. Why does the variance not depend on `z`?\n\n"
+    "Show solution\n\n1. `K = 0.8`.\n2. It depends only on variances."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Summarize this chapter", "summarize"),
+        ("What is this page about?", "summarize"),
+        ("What are the exercises on this page?", "exercises"),
+        ("Quiz me on this section", "exercises"),
+        ("Explain this section", "question"),
+        ("Summarize this lab", "summarize"),
+        ("What is the Kalman gain?", None),
+        ("How do I summarize a chapter in this book?", None),
+        ("How do I add a 'Was this page helpful?' widget to every doc?", None),
+    ],
+)
+def test_page_intent(question: str, intent: str | None) -> None:
+    assert page_intent(question) == intent
+
+
+def test_exercises_come_with_their_solutions_matched_by_position() -> None:
+    found = exercises_of(EXERCISES, 3)
+    assert [(e.source, e.text, e.solution) for e in found] == [
+        (3, "What is the gain when `P⁻ = 0.04`?", "`K = 0.8`."),
+        (3, "Why does the variance not depend on `z`?", "It depends only on variances."),
+    ]
+
+
+def test_a_quiz_asks_each_exercise_once_and_shows_the_solution_after_the_answer() -> None:
+    exercises = exercises_of(EXERCISES, 1)
+    first = quiz_turn(exercises, [], (), None)
+    assert "What is the gain" in first.text and "K = 0.8" not in first.text
+    history = (Turn("assistant", first.text, "quiz"),)
+    second = quiz_turn(exercises, [], history, "0.8")
+    assert "K = 0.8" in second.text and "Why does the variance" in second.text
+    third = quiz_turn(
+        exercises, [], (*history, Turn("user", "0.8"), Turn("assistant", second.text, "quiz")), "x"
+    )
+    assert "It depends only on variances" in third.text and "last question" in third.text
+
+
+def test_blanks_hide_a_term_of_the_passage_and_check_it() -> None:
+    (blank,) = blanks_of("The **Kalman gain** weighs the measurement against the prediction.")
+    assert blank.term == "Kalman gain" and BLANK in blank.question and "Kalman gain" not in blank.question
+    asked = quiz_turn([], [blank], (), None).text
+    right = quiz_turn([], [blank], (Turn("assistant", asked, "quiz"),), "the kalman gain").text
+    wrong = quiz_turn([], [blank], (Turn("assistant", asked, "quiz"),), "the variance").text
+    assert "Right" in right and "The passage has **kalman gain** here" in wrong
+
+
+def test_a_quiz_page_is_not_answered_by_quoting_its_answers(section: SectionFactory) -> None:
+    """Quoted answers without a model skip the blocks after the book's solution label."""
+    quiz = section("Exercises", EXERCISES)
+    assert solution_start(quiz.text) == 1  # the questions' list, then the label
+    ranked = [ScoredPassage(p, 1.0, 1.0, 1.0) for p in passages_of(quiz.text)]
+    kept = without_solutions(ranked, [quiz])
+    assert kept and all("K = 0.8" not in p.passage.text for p in kept)
+    assert any("K = 0.8" in p.passage.text for p in ranked)

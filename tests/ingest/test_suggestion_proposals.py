@@ -1,0 +1,85 @@
+"""Suggested questions proposed at ingest from the page alone (issue 14): objectives, title,
+headings, exercises; quiz pages by their questions, labs by what the reader will do."""
+
+from __future__ import annotations
+
+import pytest
+
+from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+from bookwise.ingest.site import read_site_config
+from bookwise.ingest.suggestions import Proposal, propose
+from conftest import SiteFactory
+
+PAGES = {
+    "docs/kalman.md": (
+        "---\ntitle: The Kalman Filter\nlearning_objectives:\n  - Explain the predict and correct steps\n"
+        "  - Compute the Kalman gain for one dimension\n  - {nested: mapping}\n---\n\n"
+        "Intro text about fusing sensors.\n\n## Why not trust one sensor?\n\nBecause sensors drift.\n\n"
+        "## Open loop versus closed loop\n\nClosed loops measure.\n\n## Choosing the noise parameters\n\n"
+        "Q and R are knobs.\n\n## Exercises\n\n1. What is the gain?\n"
+    ),
+    "docs/check.md": (
+        "---\ntitle: Check your understanding\ncontent_type: quiz\n---\n\n## Questions\n\n"
+        "1. What does the filter store?\n\n**Answers**\n\n1. Only the estimate and its variance.\n"
+    ),
+    "docs/labs/lab-tuning.md": (
+        "---\ntitle: 'Lab: Tuning a PID Loop'\n---\n\n## The simulated wheel\n\nA motor.\n"
+    ),
+    "docs/objective.md": "---\ntitle: One\nlearning_objectives: Describe odometry\n---\n\nText here.\n",
+}
+
+
+@pytest.fixture
+def documents(make_site: SiteFactory) -> dict[str, object]:
+    site = make_site(PAGES)
+    params = ChunkingParams(max_tokens=200, overlap_tokens=0, min_tokens=0, model_max_tokens=512,
+                            count_tokens=lambda text: len(text.split()))  # fmt: skip
+    result = ingest_site(read_site_config(site), params)
+    return {d.doc_path: d for d in result.documents} | {"_chunks": result.chunks}
+
+
+def questions(proposals: list[Proposal]) -> list[str]:
+    return [p.question for p in proposals]
+
+
+def test_learning_objectives_are_read_from_front_matter_and_lead_the_proposals(documents: dict) -> None:
+    kalman = documents["kalman.md"]
+    assert kalman.learning_objectives == (
+        "Explain the predict and correct steps",
+        "Compute the Kalman gain for one dimension",
+    )  # the mapping is no objective
+    assert questions(propose(kalman))[:2] == [
+        "Can you explain the predict and correct steps?",
+        "How do I compute the Kalman gain for one dimension?",
+    ]
+    assert documents["objective.md"].learning_objectives == ("Describe odometry",)
+
+
+def test_headings_become_questions_and_exercises_are_asked_about_the_page(documents: dict) -> None:
+    proposed = propose(documents["kalman.md"])
+    found = questions(proposed)
+    assert "What is the Kalman Filter?" in found
+    assert "Why not trust one sensor?" in found
+    assert "What is the difference between open loop and closed loop?" in found
+    assert "What does “Choosing the noise parameters” cover?" in found
+    assert not any("Exercises" in q for q in found)
+    page_question = next(p for p in proposed if p.question == "What are the exercises on this page?")
+    assert page_question.check is False  # answered from the reader's page, not searched
+
+
+def test_a_quiz_page_is_offered_by_its_questions_not_its_answers(documents: dict) -> None:
+    assert propose(documents["check.md"]) == [Proposal("What are the questions on this page?", check=False)]
+
+
+def test_a_lab_is_offered_as_something_to_do(documents: dict) -> None:
+    found = questions(propose(documents["labs/lab-tuning.md"]))
+    assert found[0] == "Summarize this lab" and "What is the simulated wheel?" in found
+
+
+def test_proposals_and_objectives_travel_in_the_payload(documents: dict) -> None:
+    chunks = [c for c in documents["_chunks"] if c.payload["doc_path"] == "kalman.md"]
+    first = min(chunks, key=lambda c: c.chunk_index)
+    assert first.payload["suggestions"][0] == {"question": "Can you explain the predict and correct steps?",
+                                               "check": True}  # fmt: skip
+    assert all("suggestions" not in c.payload for c in chunks if c is not first)
+    assert all(len(c.payload["learning_objectives"]) == 2 for c in chunks)

@@ -215,6 +215,15 @@ def test_without_an_llm_each_page_action_still_answers(no_llm_url: str, page: An
     part(page, f"study-{action}").click()
     wait_state(page, "done", 20_000)
     assert answer_text(page).strip()
+    if action == "quiz":
+        # The book's own exercise, then its solution once the reader has answered.
+        bodies = chat_bodies(page)
+        part(page, "input").fill("I am not sure")
+        page.keyboard.press("Enter")
+        wait_state(page, "done", 20_000)
+        assert bodies[0]["action"] == "quiz_page" and bodies[0]["history"][-1]["action"] == "quiz_page"
+        expect(part(page, "answer")).to_have_count(2)
+        assert answer_text(page).strip()
 
 
 def test_suggested_questions_follow_the_page_and_ask_when_clicked(

@@ -7,7 +7,9 @@ and a fake OpenAI-compatible LLM (or none, for the fallbacks). Screenshots of th
 written to widget/screenshots/ for the README.
 """
 
+import json
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -249,22 +251,51 @@ def test_suggested_questions_follow_the_page_and_ask_when_clicked(
     assert bodies[0]["question"] == expected[SENSORS][0] and bodies[0]["page"]["url"] == SENSORS
 
 
+def with_attributes(page: Any, url: str, attributes: dict[str, str]) -> None:
+    """Serve the page with more data-* attributes on the widget's script tag, as the plugin's owner
+    options would write them."""
+
+    def rewrite(route: Any) -> None:
+        html = route.fetch().text()
+        added = " ".join(f'{name}="{escape(value)}"' for name, value in attributes.items())
+        route.fulfill(
+            body=html.replace("data-bookwise", f"{added} data-bookwise", 1), content_type="text/html"
+        )
+
+    page.route(url, rewrite)
+
+
 def test_the_owners_example_questions_replace_the_generated_ones(site_url: str, page: Any) -> None:
     examples = ["What is odometry?", "Why filter the derivative term?"]
-
-    def with_examples(route: Any) -> None:
-        html = route.fetch().text()
-        attribute = 'data-examples="' + '["What is odometry?","Why filter the derivative term?"]'.replace(
-            '"', "&quot;"
-        )
-        route.fulfill(
-            body=html.replace("data-bookwise", f'{attribute}" data-bookwise', 1), content_type="text/html"
-        )
-
-    page.route(f"{site_url}{KALMAN}", with_examples)
+    with_attributes(page, f"{site_url}{KALMAN}", {"data-examples": json.dumps(examples)})
     visit(page, f"{site_url}{KALMAN}")
     part(page, "launcher").click()
     expect(part(page, "suggestion")).to_have_text(examples)
+
+
+def test_the_owners_look_placeholder_and_disclaimer(site_url: str, page: Any) -> None:
+    with_attributes(
+        page,
+        f"{site_url}{KALMAN}",
+        {
+            "data-placeholder": "Ask about robots…",
+            "data-disclaimer": "Answers may be wrong: check the cited sections.",
+            "data-accent": "rgb(192, 57, 43)",
+            "data-position": "left",
+            "data-launcher-label": "Ask",
+        },
+    )
+    visit(page, f"{site_url}{KALMAN}")
+    launcher = part(page, "launcher")
+    expect(launcher).to_have_text("✦ Ask")
+    expect(launcher).to_have_css("background-color", "rgb(192, 57, 43)")
+    box = launcher.bounding_box()
+    assert box is not None and box["x"] < 100  # bottom left
+    launcher.click()
+    expect(part(page, "input")).to_have_attribute("placeholder", "Ask about robots…")
+    expect(part(page, "disclaimer")).to_have_text("Answers may be wrong: check the cited sections.")
+    panel = part(page, "panel").bounding_box()
+    assert panel is not None and panel["x"] < 100
 
 
 def test_a_code_blocks_ask_button_opens_the_widget_with_the_code_as_the_selection(

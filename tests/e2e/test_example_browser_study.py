@@ -518,3 +518,14 @@ def test_the_study_popover_screenshot(site_url: str, page: Any) -> None:
     select_paragraph_after(page, heading_id)
     expect(part(page, "popover-group")).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "study-popover.png"), animations="disabled")
+
+
+def test_on_a_phone_the_four_study_actions_fit_the_screen(site_url: str, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    visit(page, f"{site_url}{DRIVE}")
+    select_paragraph_after(page, page.evaluate("document.querySelector('.theme-doc-markdown h2[id]').id"))
+    for name in ("popover", "popover-explain", "popover-example", "popover-quiz"):
+        box = part(page, name).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, name
+    context.close()

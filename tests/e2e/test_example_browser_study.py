@@ -170,12 +170,19 @@ def test_a_quiz_is_an_exchange_until_the_reader_ends_it(site_url: str, page: Any
     assert reply["history"][1]["content"].startswith("Question 1") and reply["history"][1]["action"] == "quiz"
     assert bodies[0]["question"] == ""  # the quiz's first turn: a question, not an answer
     page.screenshot(path=str(SCREENSHOTS / "study-quiz.png"), animations="disabled")
+    # "New question" skips: an empty question with the same action, passage and page.
+    part(page, "quiz-next").click()
+    wait_state(page, "done")
+    skip = bodies[2]
+    assert skip["action"] == "quiz" and skip["question"] == "" and skip["selected_text"] == selected
+    assert skip["page"] == bodies[0]["page"]
+    expect(part(page, "quiz-chip")).to_be_visible()
     part(page, "quiz-end").click()
     expect(part(page, "quiz-chip")).to_be_hidden()
     part(page, "input").fill("What is odometry?")
     page.keyboard.press("Enter")
     wait_state(page, "done")
-    assert "action" not in bodies[2] and bodies[2]["mode"] == "normal"
+    assert "action" not in bodies[3] and bodies[3]["mode"] == "normal"
 
 
 def test_the_panels_page_actions_summarize_and_quiz_the_page_the_reader_is_on(

@@ -8,7 +8,7 @@ import { Turn } from './turn.js';
  * @typedef {'idle' | 'streaming' | 'done' | 'error'} State
  * @typedef {'selection' | 'section' | 'book'} Scope
  * @typedef {'ask' | 'explain' | 'example' | 'quiz' | 'summarize_page' | 'quiz_page'} Action
- * @typedef {{ selection?: Selection, scope?: Scope, action?: Action }} AskOptions
+ * @typedef {{ selection?: Selection, scope?: Scope, action?: Action, page?: Record<string, string> }} AskOptions
  * @typedef {{ action: Action, selection?: Selection, page: Record<string, string> }} Quiz
  * @typedef {object} ConversationHooks
  * @property {(turn: Turn) => void} add  A new turn is to be shown.
@@ -66,7 +66,7 @@ export class Conversation {
    * @param {AskOptions} [options]
    * @returns {Promise<import('./turn.js').Status | 'empty'>}  How the answer ended.
    */
-  async ask(question, { selection, scope, action } = {}) {
+  async ask(question, { selection, scope, action, page } = {}) {
     // A reply typed during a quiz answers it: same action, same passage or page, with the history.
     const quiz = !action && !selection ? this.#quiz : null;
     action ??= quiz?.action;
@@ -80,7 +80,7 @@ export class Conversation {
     const request = this.#request(text, selection, scope, limits);
     if (action && action !== 'ask') request.action = action;
     if (action === 'summarize_page') delete request.page.heading_id; // the whole page
-    if (quiz) request.page = quiz.page;
+    if (quiz || page) request.page = quiz?.page ?? page;
     const turn = this.#turn(request, selection, text || label);
     this.#turns.push(turn);
     this.#hooks.add(turn);
@@ -110,6 +110,12 @@ export class Conversation {
   #setQuiz(quiz) {
     this.#quiz = quiz;
     this.#hooks.quiz(quiz);
+  }
+
+  /** Skip to a new question of the quiz (an empty question asks one), on its passage or page. */
+  nextQuestion() {
+    const quiz = this.#quiz;
+    return quiz ? this.ask('', quiz) : Promise.resolve('empty');
   }
 
   endQuiz() {

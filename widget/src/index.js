@@ -85,6 +85,7 @@ function mount(config) {
       suggest();
     },
     endQuiz: () => conversation.endQuiz(),
+    nextQuestion: () => conversation.nextQuestion(),
     toggled: (open) => {
       if (open) loadRenderer(config.markdownUrl).catch(console.warn);
       dock(open);

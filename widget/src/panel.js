@@ -17,6 +17,7 @@ const ANNOUNCED = 3; // messages kept in the status region
  * @property {() => void} stop
  * @property {() => void} clear
  * @property {() => void} endQuiz
+ * @property {() => void} nextQuestion
  * @property {(open: boolean) => void} toggled
  * @property {(target: Element) => void} land  A followed link's anchor was scrolled to.
  */
@@ -40,6 +41,11 @@ export class Panel {
     'div',
     { class: 'bw-chip bw-quiz', 'data-bw': 'quiz-chip', hidden: true },
     h('span', {}, 'Quiz: your reply is checked against the book.'),
+    h(
+      'button',
+      { class: 'bw-chip-button', 'data-bw': 'quiz-next', onclick: () => this.#hooks.nextQuestion() },
+      'New question',
+    ),
     iconButton('quiz-end', 'End the quiz', '×', () => this.#hooks.endQuiz()),
   );
   #announcer = h('div', {

@@ -49,7 +49,8 @@ export function dock(docked) {
  * Keep an "Ask" button on every code block of the content (pages render and change after the
  * widget mounts, so new blocks are looked for as the DOM changes), and a navbar item if wanted.
  *
- * @param {{ contentSelector: string, navbar: boolean, label: string }} config
+ * @param {{ contentSelector: string, selection: boolean, navbar: boolean, label: string }} config
+ *   `selection: false` (no asking about a passage) means no code-block buttons either.
  * @param {{ ask: (selection: Selection) => void, open: () => void }} actions
  * @returns {() => void}  Stops and removes what was added.
  */
@@ -58,7 +59,8 @@ export function decoratePage(config, actions) {
   let stopped = false;
   const scan = () => {
     timer = 0;
-    for (const pre of document.querySelectorAll(`:is(${config.contentSelector}) pre`)) {
+    const blocks = config.selection ? document.querySelectorAll(`:is(${config.contentSelector}) pre`) : [];
+    for (const pre of blocks) {
       const box = pre.parentElement;
       if (box && !box.querySelector(`:scope > [${CODE_ASK}]`))
         box.append(codeButton(pre, config, actions.ask));

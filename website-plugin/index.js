@@ -73,6 +73,14 @@ function widgetAttributes(options, baseUrl) {
     'data-base-url': baseUrl,
   };
   if (options.apiUrl) attributes['data-api-url'] = options.apiUrl;
+  // Owner options: only those set, so the widget's own defaults stay the defaults.
+  if (options.placeholder) attributes['data-placeholder'] = options.placeholder;
+  if (options.exampleQuestions.length) attributes['data-examples'] = JSON.stringify(options.exampleQuestions);
+  if (options.disclaimer) attributes['data-disclaimer'] = options.disclaimer;
+  if (options.accentColor) attributes['data-accent'] = options.accentColor;
+  if (options.launcherPosition === 'bottom-left') attributes['data-position'] = 'left';
+  if (options.launcherLabel) attributes['data-launcher-label'] = options.launcherLabel;
+  if (options.navbarItem) attributes['data-navbar'] = 'true';
   if (options.paths.length) attributes['data-paths'] = options.paths.join(',');
   return attributes;
 }

@@ -45,10 +45,13 @@ const FORBIDDEN = new Set([
     'audio', 'svg', 'math', 'style', 'form', 'input', 'meta', 'link', 'base', 'noscript', 'template',
 ]);
 const BAD_URL = /^(javascript|data|vbscript):/;
-const WIDGET_BUTTONS = ['copy', 'retry', 'widen', 'thumb-up', 'thumb-down'];
+const WIDGET_BUTTONS = ['copy', 'retry', 'widen', 'thumb-up', 'thumb-down', 'reason', 'suggestion'];
+// The widget's own Markdown renderer, which it loads from its API when the panel first opens.
+const RENDERER = new URL('/widget-markdown.js', document.querySelector('script[src$="/widget.js"]').src).href;
 function inspect(element, problems) {
     const name = element.localName;
-    if (FORBIDDEN.has(name)) problems.push(`<${name}>: ${element.outerHTML.slice(0, 120)}`);
+    const renderer = name === 'script' && element.parentNode === document.head && element.src === RENDERER;
+    if (FORBIDDEN.has(name) && !renderer) problems.push(`<${name}>: ${element.outerHTML.slice(0, 120)}`);
     for (const { name: attribute, value } of element.attributes) {
         if (attribute.startsWith('on')) problems.push(`${attribute} on <${name}>`);
         if (BAD_URL.test(value.replace(/[\u0000-\u0020]/g, '').toLowerCase())) {
@@ -83,7 +86,8 @@ WATCH = (
         for (const element of [node, ...node.querySelectorAll('*')]) inspect(element, window.__violations);
     };
     const observer = new MutationObserver(records => records.forEach(record => {
-        if (record.type === 'attributes') judge(record.target);
+        // Only the element whose attribute changed (the widget marks <html> while its panel is docked).
+        if (record.type === 'attributes') inspect(record.target, window.__violations);
         record.addedNodes.forEach(judge);
     }));
     const options = { subtree: true, childList: true, attributes: true };

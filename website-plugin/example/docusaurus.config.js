@@ -22,8 +22,9 @@ const config = {
       // site's own origin in the demo (`bookwise serve --site build`), so no apiUrl is set.
       'docusaurus-plugin-bookwise',
       // pageActions: "Copy page as Markdown" / "Open in ChatGPT|Claude" from the `.md` twins that
-      // `bookwise llms` writes into the build.
-      {title: 'Ask Robot Motion', showIndexVersion: true, pageActions: true, apiUrl: process.env.BOOKWISE_API_URL || ''},
+      // `bookwise llms` writes into the build. navbarItem: an "Ask the book" item in the navbar. The
+      // index version (showIndexVersion) stays off: a raw index id means nothing to readers.
+      {title: 'Ask Robot Motion', pageActions: true, navbarItem: true, launcherLabel: 'Ask the book', apiUrl: process.env.BOOKWISE_API_URL || ''},
     ],
   ],
   themes: [

@@ -17,6 +17,14 @@
  * @property {boolean} enabled  false leaves pages untouched (e.g. for local previews).
  * @property {boolean} pageActions  "Copy page as Markdown" / "Open in ChatGPT" / "Open in Claude" under each
  *   doc page's title, using the page's `.md` twin (written into the build by `bookwise llms`).
+ * @property {string} placeholder  The question box's placeholder; "" = the widget's own.
+ * @property {string[]} exampleQuestions  Offered when the panel opens (at most 3), instead of the page's
+ *   generated suggestions.
+ * @property {string} disclaimer  A line under the panel, instead of "Answers come from the book…".
+ * @property {string} accentColor  The launcher's and buttons' colour (a CSS colour); "" = the site's primary.
+ * @property {'bottom-right'|'bottom-left'} launcherPosition  The launcher's corner.
+ * @property {string} launcherLabel  The launcher's text; "" = the title.
+ * @property {boolean} navbarItem  An item in the navbar (right side) that opens the panel.
  */
 
 /** @type {PluginOptions} */
@@ -32,7 +40,20 @@ const DEFAULT_OPTIONS = Object.freeze({
   manifest: 'bookwise-manifest.json',
   enabled: true,
   pageActions: false,
+  placeholder: '',
+  exampleQuestions: [],
+  disclaimer: '',
+  accentColor: '',
+  launcherPosition: 'bottom-right',
+  launcherLabel: '',
+  navbarItem: false,
 });
+
+const MAX_EXAMPLES = 3;
+// Hex, rgb()/hsl() and named colours: what an owner writes; nothing that could end the declaration.
+const CSS_COLOUR = /^(#[0-9a-f]{3,8}|(rgb|rgba|hsl|hsla)\([\d\s.,%/]+\)|[a-z]{3,20})$/i;
+
+const shortText = (max) => (value) => typeof value === 'string' && value.length <= max && !/[\n\r]/.test(value);
 
 const CHECKS = {
   apiUrl: (value) => typeof value === 'string' && (value === '' || isHttpUrl(value)),
@@ -46,6 +67,16 @@ const CHECKS = {
   manifest: (value) => value === false || (typeof value === 'string' && /^[\w.-]+\.json$/.test(value)),
   enabled: (value) => typeof value === 'boolean',
   pageActions: (value) => typeof value === 'boolean',
+  placeholder: shortText(120),
+  exampleQuestions: (value) =>
+    Array.isArray(value) &&
+    value.length <= MAX_EXAMPLES &&
+    value.every((q) => typeof q === 'string' && q.trim() !== '' && q.length <= 200),
+  disclaimer: shortText(200),
+  accentColor: (value) => value === '' || (typeof value === 'string' && CSS_COLOUR.test(value)),
+  launcherPosition: (value) => value === 'bottom-right' || value === 'bottom-left',
+  launcherLabel: shortText(40),
+  navbarItem: (value) => typeof value === 'boolean',
 };
 
 const EXPECTED = {
@@ -60,6 +91,13 @@ const EXPECTED = {
   manifest: 'a file name ending in .json, or false',
   enabled: 'true or false',
   pageActions: 'true or false',
+  placeholder: 'a one-line string of at most 120 characters',
+  exampleQuestions: `an array of at most ${MAX_EXAMPLES} non-empty questions of at most 200 characters`,
+  disclaimer: 'a one-line string of at most 200 characters',
+  accentColor: 'a CSS colour such as "#2e8555", "rgb(46 133 85)" or "teal", or ""',
+  launcherPosition: '"bottom-right" or "bottom-left"',
+  launcherLabel: 'a one-line string of at most 40 characters',
+  navbarItem: 'true or false',
 };
 
 function isHttpUrl(value) {

@@ -75,3 +75,52 @@ test('pageActions: off by default; true adds its client module after the widget\
 test('pageActions must be a boolean', () => {
   assert.throws(() => normalizeOptions({pageActions: 'yes'}), /"pageActions" must be true or false/);
 });
+
+test('owner options reach the widget as data attributes, and only when set', () => {
+  const context = {i18n: {currentLocale: 'en'}, siteDir: '/site', siteConfig: {baseUrl: '/'}};
+  const owned = normalizeOptions({
+    placeholder: 'Ask about robots…',
+    exampleQuestions: ['What is odometry?', 'How does a PID controller work?'],
+    disclaimer: 'Answers may be wrong: check the cited sections.',
+    accentColor: '#c0392b',
+    launcherPosition: 'bottom-left',
+    launcherLabel: 'Ask',
+    navbarItem: true,
+  });
+  const [script] = plugin(context, owned).injectHtmlTags().postBodyTags;
+  assert.equal(script.attributes['data-placeholder'], 'Ask about robots…');
+  assert.deepEqual(JSON.parse(script.attributes['data-examples']), owned.exampleQuestions);
+  assert.equal(script.attributes['data-disclaimer'], 'Answers may be wrong: check the cited sections.');
+  assert.equal(script.attributes['data-accent'], '#c0392b');
+  assert.equal(script.attributes['data-position'], 'left');
+  assert.equal(script.attributes['data-launcher-label'], 'Ask');
+  assert.equal(script.attributes['data-navbar'], 'true');
+  const [plain] = plugin(context, normalizeOptions({})).injectHtmlTags().postBodyTags;
+  for (const name of ['placeholder', 'examples', 'disclaimer', 'accent', 'position', 'launcher-label', 'navbar']) {
+    assert.equal(plain.attributes[`data-${name}`], undefined, name);
+  }
+});
+
+test('owner options are checked, naming each bad one', () => {
+  assert.throws(
+    () =>
+      normalizeOptions({
+        placeholder: 'two\nlines',
+        exampleQuestions: ['a', 'b', 'c', 'd'],
+        disclaimer: 42,
+        accentColor: 'red; background: url(x)',
+        launcherPosition: 'top-left',
+        launcherLabel: 'x'.repeat(41),
+        navbarItem: 'yes',
+      }),
+    (error) => {
+      const names = ['placeholder', 'exampleQuestions', 'disclaimer', 'accentColor', 'launcherPosition'];
+      for (const name of [...names, 'launcherLabel', 'navbarItem']) assert.match(error.message, new RegExp(`"${name}"`));
+      return true;
+    },
+  );
+  for (const colour of ['#2e8555', 'rgb(46 133 85)', 'hsl(150, 49%, 35%)', 'teal']) {
+    assert.equal(normalizeOptions({accentColor: colour}).accentColor, colour);
+  }
+  assert.throws(() => normalizeOptions({exampleQuestions: ['']}), /exampleQuestions/);
+});

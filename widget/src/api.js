@@ -42,6 +42,7 @@ export async function streamChat(apiUrl, body, { signal, onEvent }) {
  * @typedef {object} Feedback  The body of POST /api/feedback.
  * @property {string} request_id
  * @property {'up' | 'down'} rating
+ * @property {string} [reason]  Why not helpful: incorrect, not_what_i_asked, unclear or other.
  * @property {string} question
  * @property {string} answer  The answer's Markdown.
  * @property {{ n: number, url: string, title: string, heading: string }[]} sources
@@ -81,4 +82,23 @@ async function refusal(response) {
     // Not JSON: a proxy's error page, say. The status is all there is to tell.
   }
   return new ApiError(error ?? { message: `The answer service replied ${response.status}.` }, retryAfterS);
+}
+
+/**
+ * The questions suggested for a page (`GET /api/suggestions`), or none when the API cannot tell.
+ *
+ * @param {string} apiUrl
+ * @param {string} pageUrl
+ * @returns {Promise<string[]>}
+ */
+export async function fetchSuggestions(apiUrl, pageUrl) {
+  try {
+    const response = await fetch(`${apiUrl}/api/suggestions?url=${encodeURIComponent(pageUrl)}`, {
+      credentials: 'omit',
+    });
+    const { questions } = response.ok ? await response.json() : {};
+    return Array.isArray(questions) ? questions.filter((q) => typeof q === 'string') : [];
+  } catch {
+    return [];
+  }
 }

@@ -9,6 +9,13 @@
  * @property {string[]} paths  Path prefixes (after baseUrl) where the widget shows; empty: everywhere.
  * @property {boolean} showVersion  Show the index version in the panel footer.
  * @property {number} maxSelection  Longest selection sent, in characters.
+ * @property {string[]} examples  The owner's example questions (they replace the generated ones).
+ * @property {string} disclaimer  A line under the panel, instead of the default one.
+ * @property {string} accent  A CSS colour for the launcher and buttons ("" keeps the site's).
+ * @property {'left' | 'right'} position  The launcher's corner (bottom left or right).
+ * @property {string} label  The launcher's label (default: the title).
+ * @property {boolean} navbar  Add an item to the Docusaurus navbar that opens the panel.
+ * @property {string} markdownUrl  The Markdown renderer's script, next to the widget's own.
  */
 
 const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
@@ -43,7 +50,45 @@ export function readConfig(script) {
       .filter(Boolean),
     showVersion: data.showVersion === 'true',
     maxSelection: maxSelection > 0 ? maxSelection : DEFAULT_MAX_SELECTION,
+    examples: jsonStrings(data.examples),
+    disclaimer: data.disclaimer || '',
+    accent: data.accent || '',
+    position: data.position === 'left' ? 'left' : 'right',
+    label: data.launcherLabel || data.title || 'Ask the book',
+    navbar: data.navbar === 'true',
+    markdownUrl: markdownUrl(script, data.apiUrl),
   };
+}
+
+/**
+ * A JSON array of strings (the plugin writes example questions so), or [] for anything else.
+ *
+ * @param {string | undefined} text
+ * @returns {string[]}
+ */
+function jsonStrings(text) {
+  try {
+    const value = JSON.parse(text || '[]');
+    return Array.isArray(value) ? value.filter((item) => typeof item === 'string' && item.trim()) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * `…/widget.js` loads `…/widget-markdown.js` (the build writes both; the API serves both).
+ *
+ * @param {HTMLScriptElement | null} script
+ * @param {string | undefined} apiUrl
+ */
+function markdownUrl(script, apiUrl) {
+  if (script?.src) {
+    const url = new URL(script.src, location.href);
+    url.search = '';
+    url.pathname = url.pathname.replace(/(\.js)?$/, '-markdown.js');
+    return url.href;
+  }
+  return `${(apiUrl || location.origin).replace(/\/+$/, '')}/widget-markdown.js`;
 }
 
 /** @param {HTMLScriptElement | null} script */

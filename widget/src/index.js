@@ -4,20 +4,24 @@
  * on a host element of its own, appended to <body>, so neither the site's CSS nor its framework's
  * re-renders can reach it.
  */
+import { fetchSuggestions } from './api.js';
 import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
+import { decoratePage, dock, highlightSection, styleHostPage } from './host.js';
 import { fetchLimits } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
+import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
 import { Popover } from './popover.js';
 import { applyStyles } from './styles.js';
 import { followTheme } from './theme.js';
+import { returnOnBack } from './urls.js';
 
 /**
  * @typedef {import('./config.js').Config} Config
  * @typedef {import('./conversation.js').Scope} Scope
- * @typedef {{ selectedText?: string, headingId?: string, scope?: Scope }} AskOptions
+ * @typedef {{ selectedText?: string, headingId?: string, scope?: Scope, action?: import('./conversation.js').Action }} AskOptions
  * @typedef {object} Widget
  * @property {() => void} open
  * @property {() => void} close
@@ -30,49 +34,96 @@ const HOST_ID = 'bookwise-widget';
 const BACK_TO_TOP = '.theme-back-to-top-button';
 const VERSION = process.env.BOOKWISE_VERSION; // replaced by the package's version at build time
 const SCROLL_OPTIONS = { capture: true, passive: true };
+const MAX_SUGGESTIONS = 3;
+const OPEN_KEY = 'bookwise-open'; // sessionStorage: the panel reopens after a reload in this tab
 
 /**
  * @param {Config} config
  * @returns {Widget}
  */
 function mount(config) {
-  const host = h('div', { id: HOST_ID, 'data-state': 'idle' });
+  const host = h('div', { id: HOST_ID, 'data-state': 'idle', 'data-position': config.position });
+  if (config.accent) host.style.setProperty('--bw-accent', config.accent);
   const root = host.attachShadow({ mode: 'open' });
   applyStyles(root);
   const limits = fetchLimits(config.apiUrl); // before the first question needs them
   const conversation = new Conversation(
     config.apiUrl,
     {
-    add: (turn) => panel.add(turn.element),
-    state: (state) => {
-      host.dataset.state = state;
-      panel.setBusy(state === 'streaming');
-    },
-    meta: (meta) => {
-      if (config.showVersion && meta.index_version) panel.showVersion(meta.index_version);
-    },
+      add: (turn) => panel.add(turn.element),
+      state: (state) => {
+        host.dataset.state = state;
+        panel.setBusy(state === 'streaming');
+      },
+      meta: (meta) => {
+        if (config.showVersion && meta.index_version) panel.showVersion(meta.index_version);
+      },
       update: () => panel.follow(),
+      quiz: (quiz) => panel.quiz(Boolean(quiz)),
+      announce: (text) => panel.announce(text),
     },
     limits,
+    config.contentSelector,
   );
+  /** @type {Map<string, Promise<string[]>>} */
+  const suggestions = new Map();
+  // The owner's example questions, else the page's own suggestions from the API.
+  const suggest = async () => {
+    const url = location.pathname;
+    if (!suggestions.has(url)) suggestions.set(url, fetchSuggestions(config.apiUrl, url));
+    const questions = config.examples.length
+      ? config.examples
+      : await /** @type {Promise<string[]>} */ (suggestions.get(url));
+    if (url === location.pathname) panel.suggest(questions.slice(0, MAX_SUGGESTIONS));
+  };
   const panel = new Panel(root, config, {
     submit: (question, selection) => conversation.ask(question, { selection }),
+    study: (action) => conversation.ask('', { action }),
     stop: () => conversation.stop(),
-    clear: () => conversation.clear(),
+    clear: () => {
+      conversation.clear();
+      suggest();
+    },
+    endQuiz: () => conversation.endQuiz(),
+    nextQuestion: () => conversation.nextQuestion(),
+    toggled: (open) => {
+      if (open) loadRenderer(config.markdownUrl).catch(console.warn);
+      dock(open);
+      remember(OPEN_KEY, open ? '1' : '');
+      if (open && conversation.empty) suggest();
+    },
+    land: (target) => {
+      // Docked on a wide screen, the panel is beside the page; elsewhere it may cover the section.
+      if (panel.covers(highlightSection(target))) panel.close();
+    },
   });
-  const popover = new Popover((selection) => {
-    document.getSelection()?.removeAllRanges();
+  const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {
     panel.pin(selection);
     panel.open();
+  };
+  const popover = new Popover((selection, action) => {
+    document.getSelection()?.removeAllRanges();
+    const { rect, ...chosen } = selection;
+    if (action === 'ask') askAbout(chosen);
+    else {
+      panel.open();
+      conversation.ask('', { selection: chosen, action });
+    }
   });
   root.append(popover.element);
-  document.body.append(host);
+  // First in the body, so the launcher is among the first Tab stops (it is fixed: where it sits in
+  // the DOM does not move it on screen).
+  document.body.prepend(host);
+  conversation.restore();
+  if (!conversation.empty) loadRenderer(config.markdownUrl).catch(console.warn);
 
   const showWhereAllowed = () => {
     host.hidden = !showsOn(config, location.pathname);
     // Docusaurus' "back to top" button sits where the launcher does: the launcher moves above it.
     host.toggleAttribute('data-above-back-to-top', Boolean(document.querySelector(BACK_TO_TOP)));
     popover.offer(null);
+    panel.offerStudy(Boolean(document.querySelector(config.contentSelector)));
+    if (panel.isOpen && conversation.empty) suggest();
   };
   /** @param {KeyboardEvent} event */
   const toggleOnShortcut = (event) => {
@@ -92,18 +143,24 @@ function mount(config) {
       : null,
     () => document.removeEventListener('keydown', toggleOnShortcut),
     () => window.removeEventListener('scroll', hidePopover, SCROLL_OPTIONS),
+    styleHostPage(),
+    decoratePage(config, { ask: askAbout, open: () => panel.open() }),
+    returnOnBack(),
+    () => dock(false),
   ];
   showWhereAllowed();
+  if (sessionValue(OPEN_KEY) && !host.hidden) panel.open();
 
   return {
     open: () => panel.open(),
     close: () => panel.close(),
-    ask(question, { selectedText, headingId, scope } = {}) {
+    ask(question, { selectedText, headingId, scope, action } = {}) {
       const text = selectedText?.trim().slice(0, config.maxSelection);
       panel.open();
       return conversation.ask(question, {
         selection: text ? { text, headingId, url: location.pathname } : undefined,
         scope,
+        action,
       });
     },
     destroy() {
@@ -112,6 +169,28 @@ function mount(config) {
       host.remove();
     },
   };
+}
+
+/**
+ * @param {string} key
+ * @param {string} value  "" forgets it.
+ */
+function remember(key, value) {
+  try {
+    if (value) sessionStorage.setItem(key, value);
+    else sessionStorage.removeItem(key);
+  } catch {
+    // No storage: nothing to remember across a reload.
+  }
+}
+
+/** @param {string} key */
+function sessionValue(key) {
+  try {
+    return sessionStorage.getItem(key);
+  } catch {
+    return null;
+  }
 }
 
 /** Mount once per page, however many times the script runs (a second tag, a client-side route). */

@@ -16,12 +16,13 @@ const HEADINGS = 'h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]';
  * @param {Selection} [selection]  Its page and section, when the question is about a selection.
  * @returns {PageContext}
  */
-export function pageContext(selection) {
+export function pageContext(selection, contentSelector = '') {
   /** @type {PageContext} */
   const page = { url: selection?.url ?? location.pathname };
   const version = metaContent('docusaurus_version');
   const locale = metaContent('docusaurus_locale') || document.documentElement.lang;
-  if (selection?.headingId) page.heading_id = selection.headingId;
+  const headingId = selection ? selection.headingId : headingInView(contentSelector);
+  if (headingId) page.heading_id = headingId;
   if (version) page.version = version;
   if (locale) page.locale = locale;
   return page;
@@ -39,11 +40,27 @@ function metaContent(name) {
  * @param {Element} root
  * @param {Node} node
  */
-function headingIdBefore(root, node) {
+export function headingIdBefore(root, node) {
   let id;
   for (const heading of root.querySelectorAll(HEADINGS)) {
     // FOLLOWING is also set when `node` is inside the heading.
     if (!(heading.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING)) break;
+    id = heading.id;
+  }
+  return id;
+}
+
+/**
+ * The section the reader is reading: the last heading of the content above the top third of the
+ * window. Follows the reader as they scroll and navigate.
+ *
+ * @param {string} contentSelector
+ */
+function headingInView(contentSelector) {
+  const root = contentSelector && document.querySelector(contentSelector);
+  let id;
+  for (const heading of root ? root.querySelectorAll(HEADINGS) : []) {
+    if (heading.getBoundingClientRect().top > window.innerHeight / 3) break;
     id = heading.id;
   }
   return id;

@@ -3,16 +3,23 @@ import { h } from './dom.js';
 import { navigate } from './urls.js';
 
 const PHONE = '(max-width: 599.98px)';
+const TOUCH = '(hover: none) and (pointer: coarse)';
 const FOCUSABLE = 'button:not([disabled]), textarea, a[href]';
 const NEAR_END_PX = 48;
+const ANNOUNCED = 3; // messages kept in the status region
 
 /**
  * @typedef {import('./config.js').Config} Config
  * @typedef {import('./page.js').Selection} Selection
  * @typedef {object} PanelHooks
  * @property {(question: string, selection: Selection | undefined) => void} submit
+ * @property {(action: import('./conversation.js').Action) => void} study  A panel action on the page.
  * @property {() => void} stop
  * @property {() => void} clear
+ * @property {() => void} endQuiz
+ * @property {() => void} nextQuestion
+ * @property {(open: boolean) => void} toggled
+ * @property {(target: Element) => void} land  A followed link's anchor was scrolled to.
  */
 
 export class Panel {
@@ -30,12 +37,54 @@ export class Panel {
   #empty;
   #input;
   #chip = h('div', { class: 'bw-chip', 'data-bw': 'selection-chip', hidden: true });
+  #quizChip = h(
+    'div',
+    { class: 'bw-chip bw-quiz', 'data-bw': 'quiz-chip', hidden: true },
+    h('span', {}, 'Quiz: your reply is checked against the book.'),
+    h(
+      'button',
+      { class: 'bw-chip-button', 'data-bw': 'quiz-next', onclick: () => this.#hooks.nextQuestion() },
+      'New question',
+    ),
+    iconButton('quiz-end', 'End the quiz', '×', () => this.#hooks.endQuiz()),
+  );
+  #announcer = h('div', {
+    class: 'bw-sr',
+    'data-bw': 'announce',
+    role: 'status',
+    'aria-relevant': 'additions',
+  });
+  #suggestions = h('ul', {
+    class: 'bw-suggestions',
+    'data-bw': 'suggestions',
+    'aria-label': 'Suggested questions',
+  });
+  #study = h(
+    'div',
+    { class: 'bw-study', 'data-bw': 'study', role: 'group', 'aria-label': 'Study this page' },
+    h(
+      'button',
+      {
+        class: 'bw-chip-button',
+        'data-bw': 'study-summarize',
+        onclick: () => this.#hooks.study('summarize_page'),
+      },
+      'Summarize this page',
+    ),
+    h(
+      'button',
+      { class: 'bw-chip-button', 'data-bw': 'study-quiz', onclick: () => this.#hooks.study('quiz_page') },
+      'Quiz me on this section',
+    ),
+  );
   #version = h('span', { 'data-bw': 'version', hidden: true });
   #sendButton = h('button', { class: 'bw-send', 'data-bw': 'send', onclick: () => this.#submit() }, 'Send');
   #stopButton = h('button', { class: 'bw-stop', 'data-bw': 'stop', hidden: true }, 'Stop');
   #messages = h('div', {
     class: 'bw-messages',
     'data-bw': 'messages',
+    role: 'log',
+    'aria-label': 'Conversation',
     onclick: (event) => this.#followLink(/** @type {MouseEvent} */ (event)),
     onscroll: () => (this.#following = nearEnd(this.#messages)),
   });
@@ -50,7 +99,9 @@ export class Panel {
     this.#config = config;
     this.#hooks = hooks;
     this.#stopButton.addEventListener('click', hooks.stop);
-    this.#empty = emptyState(config);
+    // No keyboard shortcut to advertise on a touch screen.
+    const keys = !window.matchMedia(TOUCH).matches;
+    this.#empty = h('div', { class: 'bw-empty' }, emptyState(config, keys), this.#suggestions);
     this.#messages.append(this.#empty);
     this.#launcher = h(
       'button',
@@ -58,11 +109,11 @@ export class Panel {
         class: 'bw-launcher',
         'data-bw': 'launcher',
         'aria-haspopup': 'dialog',
-        'aria-keyshortcuts': 'Control+I Meta+I',
-        title: `${config.title} (Ctrl+I)`,
+        'aria-keyshortcuts': keys && 'Control+I Meta+I',
+        title: keys ? `${config.title} (Ctrl+I)` : config.title,
         onclick: () => this.open(),
       },
-      `✦ ${config.title}`,
+      `✦ ${config.label}`,
     );
     this.#input = h('textarea', {
       class: 'bw-input',
@@ -78,6 +129,7 @@ export class Panel {
         class: 'bw-panel',
         'data-bw': 'panel',
         role: 'dialog',
+        'aria-modal': 'true',
         'aria-label': config.title,
         hidden: true,
         onkeydown: (event) => this.#onKey(/** @type {KeyboardEvent} */ (event)),
@@ -93,16 +145,30 @@ export class Panel {
       h(
         'div',
         { class: 'bw-composer' },
+        this.#study,
+        this.#quizChip,
         this.#chip,
         h('div', { class: 'bw-row' }, this.#input, this.#sendButton, this.#stopButton),
       ),
-      h('p', { class: 'bw-footer' }, 'Answers come from the book: check the cited sections.', this.#version),
+      h(
+        'p',
+        { class: 'bw-footer', 'data-bw': 'disclaimer' },
+        config.disclaimer || 'Answers come from the book: check the cited sections.',
+        this.#version,
+      ),
+      this.#announcer,
     );
     root.append(this.#launcher, this.#dialog);
   }
 
   get isOpen() {
     return !this.#dialog.hidden;
+  }
+
+  /** @param {DOMRect} b  Whether the dialog covers any of this box. */
+  covers(b) {
+    const a = this.#dialog.getBoundingClientRect();
+    return this.isOpen && a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
   }
 
   open() {
@@ -112,6 +178,7 @@ export class Panel {
       this.#dialog.hidden = false;
       this.#launcher.hidden = true;
       this.follow();
+      this.#hooks.toggled(true);
     }
     this.#input.focus();
   }
@@ -120,6 +187,7 @@ export class Panel {
     if (!this.isOpen) return;
     this.#dialog.hidden = true;
     this.#launcher.hidden = false;
+    this.#hooks.toggled(false);
     (this.#returnFocus?.isConnected ? this.#returnFocus : this.#launcher).focus();
   }
 
@@ -152,7 +220,62 @@ export class Panel {
         iconButton('selection-remove', 'Remove the selection', '×', unpin),
       );
     }
-    this.#input.placeholder = selection ? 'Ask about it, or press Enter' : this.#config.placeholder;
+    this.#input.placeholder = selection
+      ? 'Ask about it, or press Enter'
+      : this.#quizChip.hidden
+        ? this.#config.placeholder
+        : 'Your answer…';
+  }
+
+  /**
+   * The questions offered while the conversation is empty; clicking one asks it.
+   *
+   * @param {string[]} questions
+   */
+  suggest(questions) {
+    this.#suggestions.replaceChildren(
+      ...questions.map((question) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            {
+              class: 'bw-chip-button',
+              'data-bw': 'suggestion',
+              onclick: () => this.#hooks.submit(question, undefined),
+            },
+            question,
+          ),
+        ),
+      ),
+    );
+  }
+
+  /** @param {boolean} shown  Whether the page has content to summarize or quiz on. */
+  offerStudy(shown) {
+    this.#study.hidden = !shown;
+  }
+
+  /** @param {boolean} active  A quiz is on: the reader's next message answers it. */
+  quiz(active) {
+    this.#quizChip.hidden = !active;
+    this.#input.placeholder = active ? 'Your answer…' : this.#config.placeholder;
+  }
+
+  /**
+   * Say `text` to screen readers (a status region, not shown). Each message is added, not written
+   * over the last: two in one moment (the sources, then the end of a short answer) are both read.
+   *
+   * @param {string} text
+   */
+  announce(text) {
+    this.#announcer.append(h('p', {}, text));
+    while (this.#announcer.childElementCount > ANNOUNCED) this.#announcer.firstElementChild?.remove();
+  }
+
+  get empty() {
+    return this.#empty.isConnected;
   }
 
   /** @param {HTMLElement} element  A new turn. */
@@ -228,19 +351,19 @@ export class Panel {
     const modified = event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
     if (!(link instanceof HTMLAnchorElement) || modified) return;
     event.preventDefault();
-    navigate(link.href);
+    navigate(link.href, this.#hooks.land);
     if (window.matchMedia(PHONE).matches) this.close();
   }
 }
 
-/** @param {Config} config */
-function emptyState(config) {
+/**
+ * @param {Config} config
+ * @param {boolean} keys  The reader has a keyboard to toggle the panel with.
+ */
+function emptyState(config, keys) {
   const tip = config.selection ? ' Or select text on the page and ask about it.' : '';
-  return h(
-    'p',
-    { class: 'bw-empty' },
-    `Ask anything about the book: answers cite their sections.${tip} Ctrl+I (⌘I) toggles this panel.`,
-  );
+  const shortcut = keys ? ' Ctrl+I (⌘I) toggles this panel.' : '';
+  return h('p', {}, `Ask anything about the book: answers cite their sections.${tip}${shortcut}`);
 }
 
 /**

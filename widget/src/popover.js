@@ -1,35 +1,55 @@
-/** The "Ask about this" button that floats by the reader's selection. */
+/** The study actions that float by the reader's selection: ask, explain, example, quiz. */
 import { h } from './dom.js';
 
-/** @typedef {import('./page.js').PlacedSelection} PlacedSelection */
+/**
+ * @typedef {import('./page.js').PlacedSelection} PlacedSelection
+ * @typedef {import('./conversation.js').Action} Action
+ */
 
 const GAP = 8;
+/** @type {[Action, string, string][]} Each action, its `data-bw` hook and its label. */
+const ACTIONS = [
+  ['ask', 'popover', 'Ask about this'],
+  ['explain', 'popover-explain', 'Explain simply'],
+  ['example', 'popover-example', 'Give an example'],
+  ['quiz', 'popover-quiz', 'Quiz me on this'],
+];
 
 export class Popover {
   /** @type {PlacedSelection | null} */
   #selection = null;
 
-  /** @param {(selection: PlacedSelection) => void} onAsk */
-  constructor(onAsk) {
+  /** @param {(selection: PlacedSelection, action: Action) => void} onAction */
+  constructor(onAction) {
     this.element = h(
-      'button',
+      'div',
       {
         class: 'bw-popover',
-        'data-bw': 'popover',
+        'data-bw': 'popover-group',
+        role: 'group',
+        'aria-label': 'Study the selection',
         hidden: true,
         // Keep the page's selection: pressing a button would otherwise clear it first.
         onmousedown: (event) => event.preventDefault(),
-        onclick: () => {
-          if (this.#selection) onAsk(this.#selection);
-          this.offer(null);
-        },
       },
-      'Ask about this',
+      ACTIONS.map(([action, name, label]) =>
+        h(
+          'button',
+          {
+            'data-bw': name,
+            onclick: () => {
+              if (this.#selection) onAction(this.#selection, action);
+              this.offer(null);
+            },
+          },
+          label,
+        ),
+      ),
     );
   }
 
   /**
-   * Offer to ask about `selection`, below it or, when there is no room, above it; null hides.
+   * Offer the actions on `selection`, below it or, when there is no room, above it; null hides.
    *
    * @param {PlacedSelection | null} selection
    */

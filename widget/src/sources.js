@@ -1,6 +1,6 @@
 /** The book's sections behind an answer: the sources list, the quotes, the closest sections. */
 import { h } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown } from './render.js';
 import { sameSiteUrl } from './urls.js';
 
 /**

@@ -1,7 +1,7 @@
 /** One question and its answer, from the request to the reader's vote. */
 import { ApiError, sendFeedback, streamChat } from './api.js';
 import { h } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown } from './render.js';
 import { closestSections, quotesBlock, sourcesList } from './sources.js';
 
 /**
@@ -16,9 +16,17 @@ import { closestSections, quotesBlock, sourcesList } from './sources.js';
  * @property {(turn: Turn, scope: Scope) => void} widen
  * @property {(meta: Record<string, any>) => void} meta
  * @property {() => void} update  The turn's DOM changed.
+ * @property {(text: string) => void} announce  Say something to screen readers.
  */
 
 const MAX_FEEDBACK_ANSWER = 32000;
+/** Why an answer did not help: POST /api/feedback's `reason`. */
+const REASONS = [
+  ['incorrect', 'Incorrect'],
+  ['not_what_i_asked', 'Not what I asked'],
+  ['unclear', 'Unclear'],
+  ['other', 'Other'],
+];
 
 export class Turn {
   /** @type {Status} */
@@ -33,7 +41,9 @@ export class Turn {
   #kind = '';
   #frame = 0;
   #controller = new AbortController();
-  #answer = h('div', { class: 'bw-md', 'data-bw': 'answer', 'aria-live': 'polite' });
+  /** @type {[string, any][]} The events received, replayed when the conversation is restored. */
+  #events = [];
+  #answer = h('div', { class: 'bw-md', 'data-bw': 'answer' });
   #reply = h('div', { class: 'bw-reply' });
   #apiUrl;
   #hooks;
@@ -42,18 +52,20 @@ export class Turn {
    * @param {string} apiUrl
    * @param {Record<string, any>} request  The ChatBody sent.
    * @param {Selection | undefined} selection  What the question is about, if anything.
+   * @param {string} shown  The question as the conversation shows it (an action's label).
    * @param {TurnHooks} hooks
    */
-  constructor(apiUrl, request, selection, hooks) {
+  constructor(apiUrl, request, selection, shown, hooks) {
     this.#apiUrl = apiUrl;
     this.#hooks = hooks;
     this.request = request;
     this.selection = selection;
+    this.shown = shown;
     const question = h(
       'div',
       { class: 'bw-question' },
       selection && h('blockquote', { class: 'bw-quote' }, selection.text),
-      h('p', {}, request.question),
+      h('p', {}, shown),
     );
     this.element = h('article', { class: 'bw-turn' }, question, this.#reply);
   }
@@ -84,12 +96,35 @@ export class Turn {
     this.#controller.abort();
   }
 
+  /**
+   * Show an answer from its recorded events, without asking again.
+   *
+   * @param {[string, any][]} events
+   */
+  replay(events) {
+    const { announce } = this.#hooks;
+    this.#hooks.announce = () => {}; // a restored answer is not news
+    this.#start();
+    for (const [name, data] of events) this.#receive(name, data);
+    if (this.status === 'streaming') this.#end('stopped');
+    this.#hooks.announce = announce;
+  }
+
+  /** The turn as sessionStorage keeps it (a finished answer only), its tokens as one. */
+  saved() {
+    if (this.status !== 'done') return null;
+    const events = this.#events.filter(([name]) => name !== 'token');
+    events.splice(-1, 0, ['token', { text: this.markdown }]);
+    return { request: this.request, selection: this.selection, shown: this.shown, events };
+  }
+
   #start() {
     this.status = 'streaming';
     this.markdown = '';
     this.#sources = [];
     this.#meta = {};
     this.#controller = new AbortController();
+    this.#events = [];
     this.#kind = '';
     this.element.removeAttribute('data-kind');
     this.#answer.replaceChildren();
@@ -103,6 +138,7 @@ export class Turn {
    * @param {any} data
    */
   #receive(name, data) {
+    this.#events.push([name, data]);
     if (name === 'meta') {
       this.#meta = data;
       this.#hooks.meta(data);
@@ -110,6 +146,8 @@ export class Turn {
       this.#sources = data.sources;
       if (this.#notCovered) this.#render();
       else if (this.#sources.length) this.#answer.before(sourcesList(this.#sources));
+      const titles = this.#sources.map((source) => source.heading || source.title);
+      if (titles.length) this.#hooks.announce(`Sources: ${titles.join('; ')}.`);
       this.#hooks.update();
     } else if (name === 'token') {
       this.markdown += data.text;
@@ -158,8 +196,10 @@ export class Turn {
       declined,
       quotes.length > 0 && quotesBlock(quotes, this.#sources),
       widenButton,
-      this.#feedback(),
+      // "Not in the selection" is the API keeping its word, not an answer to rate down.
+      answer_kind !== 'not_in_selection' && this.#feedback(),
     );
+    this.#hooks.announce('Answer complete.');
   }
 
   /** @param {ApiError} error */
@@ -204,29 +244,64 @@ export class Turn {
     const up = thumbButton('up', 'Yes, helpful', 'Yes');
     const down = thumbButton('down', 'No, not helpful', 'No');
     const status = h('span', { class: 'bw-thanks', role: 'status' });
-    const row = h('div', { class: 'bw-feedback' }, h('span', {}, 'Was this helpful?'), up, down, status);
-    row.addEventListener('click', async (event) => {
-      const button = /** @type {Element} */ (event.target).closest('button');
-      if (!button) return;
-      up.disabled = down.disabled = true;
+    const reasons = h(
+      'div',
+      {
+        class: 'bw-reasons',
+        'data-bw': 'reasons',
+        role: 'group',
+        'aria-label': 'What was wrong?',
+        hidden: true,
+      },
+      REASONS.map(([reason, label]) =>
+        h('button', { class: 'bw-thumb', 'data-bw': 'reason', 'data-reason': reason }, label),
+      ),
+    );
+    /** @type {HTMLButtonElement[]} */
+    const buttons = [up, down, ...reasons.querySelectorAll('button')];
+    /**
+     * @param {HTMLButtonElement} pressed
+     * @param {string} [reason]
+     */
+    const send = async (pressed, reason) => {
+      buttons.forEach((button) => (button.disabled = true));
       try {
-        await this.#vote(button === up ? 'up' : 'down');
-        button.setAttribute('aria-pressed', 'true');
+        await this.#vote(reason ? 'down' : 'up', reason);
+        pressed.setAttribute('aria-pressed', 'true');
         status.textContent = 'Thanks!';
       } catch {
-        up.disabled = down.disabled = false;
+        buttons.forEach((button) => (button.disabled = false));
         status.textContent = 'Could not send your feedback.';
       }
+    };
+    const row = h('div', { class: 'bw-feedback' }, h('span', {}, 'Was this helpful?'), up, down, status);
+    row.addEventListener('click', (event) => {
+      const button = /** @type {Element} */ (event.target).closest('button');
+      if (button === up) send(up);
+      else if (button === down) {
+        // Thumbs-down asks why first; the reason's button sends it.
+        down.setAttribute('aria-expanded', 'true');
+        reasons.hidden = false;
+        /** @type {HTMLElement} */ (reasons.firstElementChild).focus();
+      }
     });
-    return row;
+    reasons.addEventListener('click', (event) => {
+      const button = /** @type {Element} */ (event.target).closest('button');
+      if (button) send(down, button.dataset.reason);
+    });
+    return h('div', {}, row, reasons);
   }
 
-  /** @param {'up' | 'down'} rating */
-  #vote(rating) {
+  /**
+   * @param {'up' | 'down'} rating
+   * @param {string} [reason]
+   */
+  #vote(rating, reason) {
     return sendFeedback(this.#apiUrl, {
       request_id: this.#meta.request_id,
       rating,
-      question: this.request.question,
+      ...(reason && { reason }),
+      question: this.shown,
       answer: this.markdown.slice(0, MAX_FEEDBACK_ANSWER),
       sources: this.#sources.map(({ n, url, title, heading }) => ({ n, url, title, heading })),
     });

@@ -5,7 +5,9 @@ import { readConfig, showsOn } from '../src/config.js';
 
 /** A script tag's dataset, as the Docusaurus plugin writes it. */
 const script = (/** @type {Record<string, string>} */ data) =>
-  /** @type {HTMLScriptElement} */ (/** @type {unknown} */ ({ dataset: { apiUrl: 'https://ask.example.org', ...data } }));
+  /** @type {HTMLScriptElement} */ (
+    /** @type {unknown} */ ({ dataset: { apiUrl: 'https://ask.example.org', ...data } })
+  );
 
 test('paths are after the baseUrl: a site at /book/ shows the widget on /book/docs/… (it never showed)', () => {
   const config = readConfig(script({ paths: '/docs/', baseUrl: '/book/' }));
@@ -32,4 +34,29 @@ test('a paths entry of "/" covers the whole site under its baseUrl', () => {
   assert.equal(showsOn(config, '/book'), true);
   assert.equal(showsOn(config, '/book/x'), true);
   assert.equal(showsOn(config, '/other'), false);
+});
+
+test("the owner's options: example questions, disclaimer, accent, corner, label, navbar item", () => {
+  const config = readConfig(
+    script({
+      title: 'Ask Robot Motion',
+      examples: JSON.stringify(['What is odometry?', '', 3]),
+      disclaimer: 'Check the sections.',
+      accent: '#c0392b',
+      position: 'left',
+      launcherLabel: 'Ask',
+      navbar: 'true',
+    }),
+  );
+  assert.deepEqual(config.examples, ['What is odometry?']); // blanks and non-strings dropped
+  assert.equal(config.disclaimer, 'Check the sections.');
+  assert.equal(config.accent, '#c0392b');
+  assert.equal(config.position, 'left');
+  assert.equal(config.label, 'Ask');
+  assert.equal(config.navbar, true);
+  const plain = readConfig(script({ title: 'Ask Robot Motion', examples: 'not json' }));
+  assert.deepEqual(plain.examples, []);
+  assert.equal(plain.position, 'right');
+  assert.equal(plain.label, 'Ask Robot Motion'); // the title, when no label is set
+  assert.equal(plain.navbar, false);
 });

@@ -1,0 +1,160 @@
+/**
+ * What the widget adds to the host page itself, outside its shadow root: an "Ask" button on the
+ * content's code blocks, a navbar item, the landed citation's highlight, room for the docked panel.
+ * Styled by one constructed stylesheet (no inline styles, so a strict CSP allows it).
+ */
+import { h } from './dom.js';
+import { headingIdBefore } from './page.js';
+
+/** @typedef {import('./page.js').Selection} Selection */
+
+const CODE_ASK = 'data-bookwise-code-ask';
+const NAVBAR_ITEM = 'data-bookwise-navbar';
+const HIGHLIGHT = 'bookwise-landed';
+const HIGHLIGHT_MS = 4000;
+const SCAN_MS = 200;
+const PANEL_ROOM = '472px'; // the desktop panel's width and margins
+const HYDRATED = 'data-bookwise-hydrated'; // set on <html> by docusaurus-plugin-bookwise's client module
+const HYDRATED_EVENT = 'bookwise:hydrated';
+const HYDRATION_FALLBACK_MS = 2000;
+
+const STYLES = `
+[${CODE_ASK}]{position:absolute;right:.5rem;bottom:.5rem;z-index:1;padding:.1rem .55rem;border:1px solid var(--ifm-color-emphasis-300,#dadde1);border-radius:var(--ifm-global-radius,.4rem);background:var(--ifm-background-surface-color,#fff);color:var(--ifm-font-color-base,#1c1e21);font:600 12px/1.6 var(--ifm-font-family-base,system-ui,sans-serif);cursor:pointer;opacity:.85}
+[${CODE_ASK}]:hover,[${CODE_ASK}]:focus-visible{opacity:1;border-color:var(--ifm-color-primary,#2e8555)}
+[${NAVBAR_ITEM}]{border:0;background:none;font:inherit;cursor:pointer}
+::highlight(${HIGHLIGHT}){background-color:rgb(255 200 0 / .35)}
+@media (min-width:1400px){html[data-bookwise-docked] body{margin-right:${PANEL_ROOM}}}
+`;
+
+/** Style what the widget adds to the page; returns the undo. */
+export function styleHostPage() {
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(STYLES);
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  return () => {
+    document.adoptedStyleSheets = document.adoptedStyleSheets.filter((other) => other !== sheet);
+  };
+}
+
+/**
+ * While the panel is open on a wide screen, the page makes room for it, so it covers no passage.
+ *
+ * @param {boolean} docked
+ */
+export function dock(docked) {
+  document.documentElement.toggleAttribute('data-bookwise-docked', docked);
+}
+
+/**
+ * Keep an "Ask" button on every code block of the content (pages render and change after the
+ * widget mounts, so new blocks are looked for as the DOM changes), and a navbar item if wanted.
+ *
+ * @param {{ contentSelector: string, selection: boolean, navbar: boolean, label: string }} config
+ *   `selection: false` (no asking about a passage) means no code-block buttons either.
+ * @param {{ ask: (selection: Selection) => void, open: () => void }} actions
+ * @returns {() => void}  Stops and removes what was added.
+ */
+export function decoratePage(config, actions) {
+  let timer = 0;
+  let stopped = false;
+  const scan = () => {
+    timer = 0;
+    const blocks = config.selection ? document.querySelectorAll(`:is(${config.contentSelector}) pre`) : [];
+    for (const pre of blocks) {
+      const box = pre.parentElement;
+      if (box && !box.querySelector(`:scope > [${CODE_ASK}]`))
+        box.append(codeButton(pre, config, actions.ask));
+    }
+    const items = document.querySelector('.navbar__items--right');
+    if (config.navbar && items && !items.querySelector(`[${NAVBAR_ITEM}]`)) {
+      const props = {
+        class: 'navbar__item navbar__link',
+        type: 'button',
+        [NAVBAR_ITEM]: '',
+        onclick: actions.open,
+      };
+      items.prepend(h('button', props, config.label));
+    }
+  };
+  const observer = new MutationObserver(() => {
+    timer ||= window.setTimeout(scan, SCAN_MS);
+  });
+  afterHydration(() => {
+    if (stopped) return;
+    observer.observe(document.body, { childList: true, subtree: true });
+    scan();
+  });
+  return () => {
+    stopped = true;
+    observer.disconnect();
+    clearTimeout(timer);
+    document.querySelectorAll(`[${CODE_ASK}], [${NAVBAR_ITEM}]`).forEach((added) => added.remove());
+  };
+}
+
+/**
+ * Call `start` once the site's React has hydrated its server-rendered pages: an element added to them
+ * before that makes React throw the markup away and render the page again (error #418). The plugin's
+ * client module says when (`data-bookwise-hydrated` on <html>, and an event); a Docusaurus site
+ * without the plugin has hydrated a while after `load`; any other site needs no wait.
+ *
+ * @param {() => void} start
+ */
+function afterHydration(start) {
+  if (!document.getElementById('__docusaurus') || document.documentElement.hasAttribute(HYDRATED)) {
+    start();
+    return;
+  }
+  let started = false;
+  const once = () => {
+    if (!started) start();
+    started = true;
+  };
+  window.addEventListener(HYDRATED_EVENT, once, { once: true });
+  const later = () => setTimeout(once, HYDRATION_FALLBACK_MS);
+  if (document.readyState === 'complete') later();
+  else window.addEventListener('load', later, { once: true });
+}
+
+/**
+ * @param {Element} pre
+ * @param {{ contentSelector: string }} config
+ * @param {(selection: Selection) => void} ask
+ */
+function codeButton(pre, { contentSelector }, ask) {
+  const box = /** @type {HTMLElement} */ (pre.parentElement);
+  if (getComputedStyle(box).position === 'static') box.style.position = 'relative';
+  const onclick = () => {
+    const root = pre.closest(contentSelector) ?? document.body;
+    const code = pre.querySelector('code') ?? pre;
+    // Docusaurus renders each line as its own element: innerText keeps the line breaks.
+    const text = /** @type {HTMLElement} */ (code).innerText.trim();
+    ask({ text, url: location.pathname, headingId: headingIdBefore(root, pre) });
+  };
+  return h('button', { type: 'button', [CODE_ASK]: '', 'aria-label': 'Ask about this code', onclick }, 'Ask');
+}
+
+/**
+ * Mark the section a citation landed on (its heading to the next heading) for a few seconds, with
+ * the CSS Custom Highlight API: nothing in the page's DOM changes.
+ *
+ * @param {Element} target
+ * @returns {DOMRect}  Where the section is on screen.
+ */
+export function highlightSection(target) {
+  const range = document.createRange();
+  range.setStartBefore(target);
+  range.setEndAfter(target);
+  for (
+    let next = target.nextElementSibling;
+    next && !/^H[1-6]$/.test(next.tagName);
+    next = next.nextElementSibling
+  ) {
+    range.setEndAfter(next);
+  }
+  if ('highlights' in CSS) {
+    CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+    setTimeout(() => CSS.highlights.delete(HIGHLIGHT), HIGHLIGHT_MS);
+  }
+  return range.getBoundingClientRect();
+}

@@ -1,0 +1,56 @@
+/**
+ * The Markdown renderer (marked, DOMPurify and the widget's touches: markdown.js) is most of the
+ * widget's weight, and only answers need it: it is a second script, loaded when the panel first
+ * opens. Until it has arrived, an answer shows as its plain text, and is rendered once it has.
+ */
+
+/**
+ * @typedef {{ n: number, url: string }[]} Sources
+ * @typedef {(target: HTMLElement, markdown: string, sources: Sources) => void} Render
+ */
+
+const READY = '__bookwiseMarkdown'; // the renderer script calls window[READY](renderMarkdown)
+
+/** @type {Render | null} */
+let render = null;
+/** @type {Promise<void> | null} */
+let loading = null;
+/** @type {Map<HTMLElement, [string, Sources]>} What waits for the renderer: the latest of each target. */
+const waiting = new Map();
+
+/**
+ * Load the renderer once (again after a failure, at the next call).
+ *
+ * @param {string} url
+ */
+export function loadRenderer(url) {
+  loading ??= new Promise((resolve, reject) => {
+    /** @type {any} */ (window)[READY] = (/** @type {Render} */ loaded) => {
+      render = loaded;
+      resolve(undefined);
+    };
+    const script = document.createElement('script');
+    script.src = url;
+    script.onerror = () => {
+      script.remove();
+      loading = null;
+      reject(new Error(`the widget's Markdown renderer did not load from ${url}`));
+    };
+    document.head.append(script);
+  }).then(() => {
+    for (const [target, [markdown, sources]] of waiting) render?.(target, markdown, sources);
+    waiting.clear();
+  });
+  return loading;
+}
+
+/**
+ * Render an answer's Markdown into `target`, replacing what was there (see markdown.js).
+ *
+ * @type {Render}
+ */
+export function renderMarkdown(target, markdown, sources) {
+  if (render) return render(target, markdown, sources);
+  waiting.set(target, [markdown, sources]);
+  target.textContent = markdown;
+}

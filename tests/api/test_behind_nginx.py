@@ -92,11 +92,13 @@ def test_recipe_serves_the_built_site_and_passes_the_widget_to_the_api(proxied: 
         nested = client.get(f"{proxied.site}/docs/care")
         missing = client.get(f"{proxied.site}/docs/nothing-here")
         widget = client.get(f"{proxied.site}/widget.js")
+        renderer = client.get(f"{proxied.site}/widget-markdown.js")
         health = client.get(f"{proxied.site}/api/health")
     assert page.status_code == 200 and page.text == PAGE and "x-request-id" not in page.headers  # nginx's
     assert nested.status_code == 200 and "Care" in nested.text
     assert missing.status_code == 404 and "Not found" in missing.text
     assert widget.status_code == 200 and widget.headers["content-type"].startswith("text/javascript")
+    assert renderer.status_code == 200 and "__bookwiseMarkdown" in renderer.text  # the API's, not the site's
     assert health.status_code == 200 and health.json()["status"] == "ok"
 
 

@@ -67,6 +67,10 @@ def test_health_ready_widget_and_unknown_paths(served: tuple[str, Settings]) -> 
     assert ready["llm"] is None
     widget = httpx.get(f"{url}/widget.js")
     assert widget.status_code == 200 and "Bookwise" in widget.text
+    # The widget's Markdown renderer, which it loads from beside itself on first open (issue 14).
+    renderer = httpx.get(f"{url}/widget-markdown.js")
+    assert renderer.status_code == 200 and renderer.headers["content-type"].startswith("text/javascript")
+    assert "__bookwiseMarkdown" in renderer.text
     missing = httpx.get(f"{url}/api/nope")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
     wrong_method = httpx.get(f"{url}/api/chat")

@@ -413,7 +413,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         ).to_dict()
     finally:
         progress.end()
-    if not args.dry_run and report.get("generation"):
+    if not args.dry_run and report.get("generation") and settings.suggested_questions:
         report["suggestions"] = _suggest(settings)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -428,11 +428,15 @@ def _suggest(settings: Settings) -> int:
     from bookwise.retrieval.retriever import Retriever
     from bookwise.retrieval.suggestions import build_suggestions
 
-    retriever = Retriever.open(settings)
     try:
-        return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
-    finally:
-        retriever.close()
+        retriever = Retriever.open(settings)  # like any reader: refused on a full disk (disk_full)
+        try:
+            return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
+        finally:
+            retriever.close()
+    except BookwiseError as error:  # the index is built and switched: only the suggestions are missing
+        print(f"bookwise: suggested questions not built: [{error.code}] {error}", file=sys.stderr)
+        return 0
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -7,7 +7,7 @@ import pytest
 
 from bookwise.ingest.pipeline import ChunkingParams, ingest_site
 from bookwise.ingest.site import read_site_config
-from bookwise.ingest.suggestions import Proposal, propose
+from bookwise.ingest.suggestions import PROPOSED, Proposal, propose
 from conftest import SiteFactory
 
 PAGES = {
@@ -26,6 +26,11 @@ PAGES = {
         "---\ntitle: 'Lab: Tuning a PID Loop'\n---\n\n## The simulated wheel\n\nA motor.\n"
     ),
     "docs/objective.md": "---\ntitle: One\nlearning_objectives: Describe odometry\n---\n\nText here.\n",
+    "docs/long.md": (
+        "---\ntitle: Many Headings\nlearning_objectives: [Explain a, Explain b, Explain c]\n---\n\n"
+        + "".join(f"## Topic {n}\n\nText {n}.\n\n" for n in range(1, 9))
+        + "## Exercises\n\n1. Why?\n"
+    ),
 }
 
 
@@ -65,6 +70,14 @@ def test_headings_become_questions_and_exercises_are_asked_about_the_page(docume
     assert not any("Exercises" in q for q in found)
     page_question = next(p for p in proposed if p.question == "What are the exercises on this page?")
     assert page_question.check is False  # answered from the reader's page, not searched
+
+
+def test_the_exercises_question_was_cut_on_a_page_with_objectives_and_many_headings(documents: dict) -> None:
+    """The cap on proposals (questions to search at ingest) cut the page's exercises question, which
+    is never searched: the example book's Kalman page lost it once it had learning objectives."""
+    proposed = propose(documents["long.md"])
+    assert sum(p.check for p in proposed) == PROPOSED
+    assert proposed[-1] == Proposal("What are the exercises on this page?", check=False)
 
 
 def test_a_quiz_page_is_offered_by_its_questions_not_its_answers(documents: dict) -> None:

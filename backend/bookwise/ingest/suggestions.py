@@ -137,4 +137,6 @@ def propose(document: Document) -> list[Proposal]:
     for proposal in found:
         if proposal.question and len(proposal.question) <= MAX_CHARS:
             unique.setdefault(proposal.question.lower(), proposal)
-    return list(unique.values())[:PROPOSED]
+    # The cap is on questions to search; one about the page itself is never cut by it.
+    searched = [p for p in unique.values() if p.check][:PROPOSED]
+    return [p for p in unique.values() if not p.check or p in searched]

@@ -75,3 +75,19 @@ def shadow_focus(page: Page) -> str | None:
         "() => document.getElementById('bookwise-widget').shadowRoot.activeElement?.dataset.bw"
     )
     return focused
+
+
+@contextmanager
+def page_without_errors(
+    browser: Any, *, permissions: tuple[str, ...] = (), origin: str | None = None
+) -> Iterator[Page]:
+    """A page in a context of its own at a desktop size; the test fails if the page threw."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    if permissions:
+        context.grant_permissions(list(permissions), origin=origin)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert errors == []

@@ -17,7 +17,7 @@ import pytest
 
 from apiserver import running_api
 from bookwise.settings import Settings
-from browser import part, shadow_focus, visit, wait_state
+from browser import page_without_errors, part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
 
@@ -49,13 +49,8 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == []
+    with page_without_errors(browser) as page:
+        yield page
 
 
 def record_render_order(page: Any) -> None:

@@ -22,7 +22,7 @@ from bookwise.generation.prompts import NOT_IN_SELECTION
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.suggestions import build_suggestions
 from bookwise.settings import Settings
-from browser import HOST, part, shadow_focus, visit, wait_state
+from browser import HOST, page_without_errors, part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
 
@@ -72,13 +72,8 @@ def no_llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == []
+    with page_without_errors(browser) as page:
+        yield page
 
 
 def chat_bodies(page: Any) -> list[dict[str, Any]]:

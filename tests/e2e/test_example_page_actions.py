@@ -15,7 +15,7 @@ import pytest
 
 from apiserver import running_api
 from bookwise.cli import main
-from browser import visit
+from browser import page_without_errors, visit
 from examplesite import EXAMPLE_SITE, build_example, index_example
 
 pytestmark = pytest.mark.docusaurus
@@ -45,14 +45,9 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Iterator[s
 
 @pytest.fixture
 def page(browser: Any, site_url: str) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site_url)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert errors == []
+    clipboard = ("clipboard-read", "clipboard-write")
+    with page_without_errors(browser, permissions=clipboard, origin=site_url) as page:
+        yield page
 
 
 def asks_to_read(href: str, host: str, path: str) -> str:

@@ -130,19 +130,18 @@ def selection_action_messages(
     ``selected_text_messages`` only the selection reaches the model. ``reader_answer``: a quiz turn
     that assesses the reader's answer to the question asked in the history's last turn."""
     tags = block_tags([question, selection, page_title, heading, reader_answer or ""])
-    system = _render(
-        "system.j2", mode="selected_text", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
-    )
-    user = _render(
-        f"{action}.j2",
+    return _action_messages(
+        action,
+        "selected_text",
+        book_title,
+        tags,
+        history,
         selection=selection,
         question=question,
         page_title=page_title,
         heading=heading,
         reader_answer=reader_answer,
-        tags=tags,
     )
-    return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
 
 
 def page_action_messages(
@@ -165,17 +164,27 @@ def page_action_messages(
             *(f"{s.title} {s.heading_text} {s.text}" for s in sources),
         ]
     )
-    system = _render(
-        "system.j2", mode="normal", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
-    )
-    user = _render(
-        f"{action}.j2",
+    return _action_messages(
+        action,
+        "normal",
+        book_title,
+        tags,
+        history,
         sources=sources,
         question=question,
         page_title=page_title,
         reader_answer=reader_answer,
-        tags=tags,
     )
+
+
+def _action_messages(
+    action: str, mode: str, book_title: str, tags: Tags, history: Sequence[Turn], **material: object
+) -> list[Message]:
+    """A study action's messages: the system prompt of its mode, then the action's own template."""
+    system = _render(
+        "system.j2", mode=mode, book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
+    )
+    user = _render(f"{action}.j2", tags=tags, **material)
     return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
 
 

@@ -8,8 +8,10 @@ import pytest
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import (
     BLANK,
+    KEY_SENTENCES,
     blanks_of,
     exercises_of,
+    explain_answer,
     page_intent,
     quiz_turn,
     solution_start,
@@ -81,3 +83,18 @@ def test_a_quiz_page_is_not_answered_by_quoting_its_answers(section: SectionFact
     kept = without_solutions(ranked, [quiz])
     assert kept and all("K = 0.8" not in p.passage.text for p in kept)
     assert any("K = 0.8" in p.passage.text for p in ranked)
+
+
+def test_explain_dropped_the_sentence_that_names_the_term() -> None:
+    """Key sentences were the passage's first five: the differential-drive passage lost its last
+    sentence, the one that names what it describes ("nonholonomic")."""
+    passage = (
+        "The robot steers by driving its wheels at different speeds. Equal speeds move it straight ahead. "
+        "Equal and opposite speeds spin it in place about the midpoint of the axle. Anything in between "
+        "drives it along a circular arc. What it cannot do is slide sideways: the wheels would have to "
+        "skid. A robot with this restriction is called nonholonomic."
+    )
+    answer = explain_answer(passage, None)
+    assert "is called nonholonomic" in answer
+    assert "Equal speeds move it straight ahead" in answer  # the passage's order, its start kept
+    assert sum(line.startswith("> - ") for line in answer.splitlines()) == KEY_SENTENCES

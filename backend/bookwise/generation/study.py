@@ -196,9 +196,17 @@ def _bare(term: str) -> str:
 # -- the answers ----------------------------------------------------------------------------------
 
 
+def key_sentences(sentences: Sequence[str]) -> list[str]:
+    """Up to ``KEY_SENTENCES`` of the passage, in its order: every sentence that defines a term
+    first (a passage usually closes on the name it was leading up to), then the earliest others."""
+    defining = [i for i, sentence in enumerate(sentences) if _DEFINES.search(sentence)][:KEY_SENTENCES]
+    others = [i for i in range(len(sentences)) if i not in defining][: KEY_SENTENCES - len(defining)]
+    return [sentences[i] for i in sorted(defining + others)]
+
+
 def explain_answer(selection: str, section: SectionResult | None) -> str:
     """Key sentences of the passage [1], then the section's own definitions [2]."""
-    key = quotable_sentences(selection)[:KEY_SENTENCES] or [" ".join(selection.split())]
+    key = key_sentences(quotable_sentences(selection)) or [" ".join(selection.split())]
     parts = [
         _label("explain"),
         "**Key sentences of the passage**",

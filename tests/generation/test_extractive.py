@@ -96,3 +96,25 @@ def test_a_paragraph_is_not_pulled_into_a_huge_code_block() -> None:
         Passage(0, "Run:\n\n```\n" + "x\n" * 2000 + "```", ("prose", "code"), 4), 0.8, 0.8, 0.8
     )
     assert choose([lead_alone, huge])[0] is lead_alone
+
+
+def test_the_code_block_right_after_the_best_passage_is_quoted_second_regression() -> None:
+    """ "How do I control where a blog post's preview is cut?" quoted the paragraph about summaries and
+    two passages restating the question, not the example with the ``truncate`` marker right after it
+    (code embeds poorly, so it ranked fourth)."""
+    lead = scored(0, 0, 1.0)
+    restating = [scored(0, 5, 0.9), scored(3, 0, 0.85)]
+    example = scored(0, 1, 0.6, ("prose", "code"))
+    chosen = choose([lead, *restating, example])
+    assert [(c.passage.section, c.passage.position) for c in chosen] == [(0, 0), (0, 1), (0, 5)]
+
+
+def test_only_code_that_continues_the_best_passage_and_scores_near_it_is_pulled_up() -> None:
+    lead = scored(0, 0, 1.0)
+    others = [scored(0, 5, 0.9), scored(3, 0, 0.85)]
+    not_next = scored(0, 2, 0.7, ("prose", "code"))  # a block further down the section
+    far_below = scored(0, 1, 0.5, ("code",))  # the next block, but far under the lead
+    plain_next = scored(0, 1, 0.8)  # the next block, but no code
+    for extra in (not_next, far_below, plain_next):
+        chosen = choose(sorted([lead, *others, extra], key=lambda s: -s.score))
+        assert [(c.passage.section, c.passage.position) for c in chosen] == [(0, 0), (0, 5), (3, 0)]

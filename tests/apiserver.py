@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -55,6 +56,21 @@ def hash_settings(data_dir: Path, **overrides: Any) -> Settings:
         "max_streams_per_client": 50,
     }
     return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+
+
+BACKEND = Path(__file__).resolve().parents[1] / "backend"  # this checkout's code, whatever the cwd
+
+
+def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a `bookwise` subprocess over a hash-embedder index in ``data_dir``
+    (``hash_settings``' twin for a child process); ``extra``: more BOOKWISE_* variables."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(BACKEND), os.environ.get("PYTHONPATH", "")]),
+        "BOOKWISE_DATA_DIR": str(data_dir),
+        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
+        **extra,
+    }
 
 
 def ingest_hashed(

@@ -425,15 +425,10 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def _suggest(settings: Settings) -> int:
     """Check the new generation's proposed questions with retrieval and store them (issue 14)."""
-    from bookwise.retrieval.retriever import Retriever
-    from bookwise.retrieval.suggestions import build_suggestions
+    from bookwise.retrieval.suggestions import suggest_for_live_index
 
     try:
-        retriever = Retriever.open(settings)  # like any reader: refused on a full disk (disk_full)
-        try:
-            return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
-        finally:
-            retriever.close()
+        return suggest_for_live_index(settings)  # opened like any reader: refused on a full disk
     except BookwiseError as error:  # the index is built and switched: only the suggestions are missing
         print(f"bookwise: suggested questions not built: [{error.code}] {error}", file=sys.stderr)
         return 0

@@ -7,7 +7,6 @@ reader (the day's salt is the store's, not a process's).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,29 +16,25 @@ from pathlib import Path
 
 import httpx
 
-from apiserver import build_book, chat, wait_until_serving
+from apiserver import build_book, chat, cli_env, wait_until_serving
 from bookwise.insights.records import LogFilter
 from bookwise.insights.sql import MIGRATIONS, SqlStore
 from bookwise.insights.store import open_store
 from pgserver import PostgresServer
 from servers import closed_port_url
 
-BACKEND = Path(__file__).resolve().parents[2] / "backend"
 ANSWERS_PER_SERVER = 12
 
 
 def env_for(root: Path, database_url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(BACKEND), os.environ.get("PYTHONPATH", "")]),
-        "BOOKWISE_DATA_DIR": str(root / "data"),
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
-        "BOOKWISE_RATE_LIMIT_PER_MINUTE": "100000",
-        "BOOKWISE_MAX_STREAMS_PER_CLIENT": "50",
-        "BOOKWISE_QUESTION_LOG": "true",
-        "BOOKWISE_INSIGHTS_DB_URL": database_url,
-    }
+    return cli_env(
+        root / "data",
+        BOOKWISE_SUFFICIENCY_THRESHOLD="0",
+        BOOKWISE_RATE_LIMIT_PER_MINUTE="100000",
+        BOOKWISE_MAX_STREAMS_PER_CLIENT="50",
+        BOOKWISE_QUESTION_LOG="true",
+        BOOKWISE_INSIGHTS_DB_URL=database_url,
+    )
 
 
 @contextmanager

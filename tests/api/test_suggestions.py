@@ -5,7 +5,6 @@ and checked by retrieval, each one the book answers from that page; and the CLI 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from apiserver import chat, hash_settings, ingest_hashed, running_api
+from apiserver import chat, cli_env, hash_settings, ingest_hashed, running_api
 from bookwise.retrieval.retriever import Retriever
-from bookwise.retrieval.suggestions import SuggestionStore, build_suggestions
+from bookwise.retrieval.suggestions import SuggestionStore, suggest_for_live_index
 from bookwise.settings import Settings
 from examplesite import EXAMPLE_SITE
 
@@ -27,11 +26,7 @@ KALMAN = "/docs/sensing/kalman-filter"
 def example(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = hash_settings(tmp_path_factory.mktemp("example") / "data")
     ingest_hashed(settings, EXAMPLE_SITE)
-    retriever = Retriever.open(settings)
-    try:
-        build_suggestions(retriever, settings.data_dir, settings.suggested_questions)
-    finally:
-        retriever.close()
+    suggest_for_live_index(settings)
     return settings
 
 
@@ -110,7 +105,7 @@ def test_bookwise_ingest_builds_the_suggestions_of_its_generation(tmp_path: Path
         "## Why not trust one sensor?\n\nOdometry drifts and range readings are noisy.\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "BOOKWISE_EMBEDDING_PROVIDER": "hash", "BOOKWISE_DATA_DIR": str(tmp_path / "d")}
+    env = cli_env(tmp_path / "d")
     done = subprocess.run(
         [sys.executable, "-m", "bookwise.cli", "ingest", str(site), "--json"],
         capture_output=True, text=True, env=env, timeout=120,
@@ -123,7 +118,7 @@ def test_bookwise_ingest_builds_the_suggestions_of_its_generation(tmp_path: Path
 
 
 def test_bookwise_ask_runs_a_study_action(example: Settings) -> None:
-    env = {**os.environ, "BOOKWISE_EMBEDDING_PROVIDER": "hash", "BOOKWISE_DATA_DIR": str(example.data_dir)}
+    env = cli_env(example.data_dir)
     done = subprocess.run(
         [sys.executable, "-m", "bookwise.cli", "ask", "", "--action", "summarize_page", "--page-url", KALMAN],
         capture_output=True, text=True, env=env, timeout=120,

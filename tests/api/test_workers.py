@@ -18,24 +18,20 @@ from pathlib import Path
 
 import httpx
 
-from apiserver import BOOK, build_book, hash_settings, ingest_hashed, wait_until_serving
+from apiserver import BOOK, build_book, cli_env, hash_settings, ingest_hashed, wait_until_serving
 from servers import closed_port_url
 
 BOOKWISE = [sys.executable, "-m", "bookwise.cli"]
-BACKEND = Path(__file__).resolve().parents[2] / "backend"  # this checkout's code, whatever the cwd
 
 
 def env_for(root: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(BACKEND), os.environ.get("PYTHONPATH", "")]),
-        "BOOKWISE_DATA_DIR": str(root / "data"),
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
-        "BOOKWISE_INDEX_REFRESH_S": "0.2",
-        "BOOKWISE_RATE_LIMIT_PER_MINUTE": "100000",
-        "BOOKWISE_MAX_STREAMS_PER_CLIENT": "50",
-    }
+    return cli_env(
+        root / "data",
+        BOOKWISE_SUFFICIENCY_THRESHOLD="0",
+        BOOKWISE_INDEX_REFRESH_S="0.2",
+        BOOKWISE_RATE_LIMIT_PER_MINUTE="100000",
+        BOOKWISE_MAX_STREAMS_PER_CLIENT="50",
+    )
 
 
 def generations_held(pid: int, data_dir: Path) -> set[str]:

@@ -19,9 +19,7 @@ from playwright.sync_api import expect
 
 from apiserver import running_api
 from bookwise.generation.prompts import NOT_IN_SELECTION
-from bookwise.retrieval.retriever import Retriever
-from bookwise.retrieval.suggestions import build_suggestions
-from bookwise.settings import Settings
+from bookwise.retrieval.suggestions import suggest_for_live_index
 from browser import HOST, page_without_errors, part, shadow_focus, visit, wait_state
 from examplesite import build_example, index_example
 from fakellm import FakeLLM
@@ -35,15 +33,6 @@ DRIVE = "/docs/foundations/differential-drive"
 SENSORS = "/docs/sensing/sensors"  # in the sidebar's open category on the Kalman page
 
 
-def suggest(settings: Settings) -> None:
-    """What `bookwise ingest` does after indexing: check and store each page's suggested questions."""
-    retriever = Retriever.open(settings)
-    try:
-        build_suggestions(retriever, settings.data_dir, settings.suggested_questions)
-    finally:
-        retriever.close()
-
-
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
     build_dir = build_example()
@@ -54,7 +43,7 @@ def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM
         llm_base_url=llm_server[1],
         llm_api_key="test",
     )
-    suggest(settings)
+    suggest_for_live_index(settings)
     with running_api(settings) as url:
         yield url
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,19 +12,14 @@ from pathlib import Path
 import pytest
 from reportdata import DAY0, SITE, cite, question, vote
 
-from apiserver import build_book
+from apiserver import build_book, cli_env
 from bookwise.insights.records import QuestionRecord
 from bookwise.insights.store import open_store
 from bookwise.settings import Settings
 
 
 def insights(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "BOOKWISE_EMBEDDING_PROVIDER": "hash",
-        "BOOKWISE_DATA_DIR": str(settings.data_dir),
-        "BOOKWISE_SUFFICIENCY_THRESHOLD": "0",
-    }
+    env = cli_env(settings.data_dir, BOOKWISE_SUFFICIENCY_THRESHOLD="0")
     return subprocess.run(
         [sys.executable, "-m", "bookwise.cli", "insights", *args],
         capture_output=True,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bookwise.retrieval.retriever import Retriever, page_paths
+from bookwise.settings import Settings
 
 FOLDER = "suggestions"
 KEEP_FILES = 4  # generations' files kept (the index keeps BOOKWISE_KEEP_GENERATIONS of them)
@@ -118,3 +119,13 @@ def build_suggestions(retriever: Retriever, data_dir: Path, per_page: int) -> tu
     generation = retriever.generation()
     pages = checked_suggestions(retriever, per_page)
     return SuggestionStore(data_dir).write(generation, pages), sum(len(q) for q in pages.values())
+
+
+def suggest_for_live_index(settings: Settings) -> int:
+    """What ``bookwise ingest`` runs after indexing: open the live generation as a reader, check and
+    store its pages' suggested questions, close it; returns how many were kept."""
+    retriever = Retriever.open(settings)
+    try:
+        return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
+    finally:
+        retriever.close()

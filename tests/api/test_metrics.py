@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import bookwise
 from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api, wait_until_serving
-from bookwise.api import metrics as metrics_module
+from bookwise.api import bearer as bearer_module
 from bookwise.api.app import create_app
 from bookwise.api.metrics import start_metrics_listener
 from bookwise.errors import ConfigError
@@ -97,7 +97,7 @@ def test_metrics_on_the_api_port_need_the_bearer_token(
         compared.append((a, b))
         return constant_time(a, b)
 
-    monkeypatch.setattr(metrics_module.hmac, "compare_digest", compare_digest)
+    monkeypatch.setattr(bearer_module.hmac, "compare_digest", compare_digest)
     caplog.set_level(logging.DEBUG)
     with running_api(book(tmp_path)) as url:
         for headers in (

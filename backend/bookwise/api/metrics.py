@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hmac
 import json
 import os
 import re
@@ -42,6 +41,7 @@ from starlette.datastructures import Headers
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bookwise.api.bearer import bearer_matches
 from bookwise.api.guard import error_response
 from bookwise.api.limits import StreamSlots
 from bookwise.errors import ConfigError, UnauthorizedError
@@ -219,11 +219,7 @@ def _private_dir() -> Path:
 
 
 def _authorized(header: bytes | None, token: bytes | None) -> bool:
-    if token is None:
-        return True
-    scheme, _, value = (header or b"").strip().partition(b" ")
-    # Constant time: how much of a guess matched must not show in how long the refusal took.
-    return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), token)
+    return token is None or bearer_matches(header or b"", token)
 
 
 def _unauthorized() -> UnauthorizedError:

@@ -10,7 +10,6 @@ grouped with the index's embedder and matched to the index's sections.
 
 from __future__ import annotations
 
-import hmac
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated
 
@@ -18,6 +17,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import HTMLResponse, Response
 
+from bookwise.api.bearer import bearer_matches
 from bookwise.api.deps import ServicesDep
 from bookwise.errors import UnauthorizedError
 from bookwise.insights.records import LogFilter
@@ -54,9 +54,8 @@ async def insights(
 def _authorized(header: str, token: str | None) -> bool:
     if token is None:  # the route is only mounted with a token; never open by mistake
         return False
-    scheme, _, value = header.strip().partition(" ")
-    # Constant time: how much of a guess matched must not show in how long the refusal took.
-    return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode())
+    # The header's bytes as sent (Starlette decodes headers as latin-1), the token as configured.
+    return bearer_matches(header.encode("latin-1"), token.encode())
 
 
 def _midnight(day: date | None) -> datetime | None:

@@ -59,8 +59,9 @@ from bookwise.generation.study import (
     summary_answer,
     without_solutions,
 )
+from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
-from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline, section_and_subsections, within_budget
+from bookwise.retrieval.pages import PageOutline, section_and_subsections, within_budget
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import QUIZ_ACTIONS, RequestLimits

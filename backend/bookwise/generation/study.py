@@ -20,8 +20,9 @@ from typing import Literal
 
 from bookwise.generation.extractive import blockquote, cite, quotable_sentences
 from bookwise.generation.prompts import Turn
+from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
-from bookwise.retrieval.pages import EXERCISE_TYPES, PageOutline
+from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of, split_units
 

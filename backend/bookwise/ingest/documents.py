@@ -58,12 +58,18 @@ def _objectives(raw: Any) -> tuple[str, ...]:
     return tuple(text[:OBJECTIVE_CHARS] for text in texts if text)[:MAX_OBJECTIVES]
 
 
+# Page types a site declares (front matter `content_type`) or names in its paths; a page of
+# exercises is offered by its questions and never quoted for its answers.
+EXERCISE_TYPES = ("quiz", "assessment", "exercise")
+PAGE_TYPES = ("lab", *EXERCISE_TYPES)
+
+
 def _content_type(front_matter: dict[str, Any], doc_path: str) -> str:
     declared = front_matter.get("content_type")
     if isinstance(declared, str) and declared:
         return declared
     words = {w for part in doc_path.lower().replace("_", "-").split("/") for w in part.split("-")}
-    for kind in ("lab", "quiz", "assessment", "exercise"):
+    for kind in PAGE_TYPES:
         if kind in words or f"{kind}s" in words:
             return kind
     return "prose"

@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.ingest.models import Document
 
 PROPOSED = 8  # proposals checked per page (three at most are kept)
@@ -44,7 +45,6 @@ _PREPOSITIONS = (
 _VERSUS = re.compile(r"\s+(?:versus|vs\.?)\s+", re.IGNORECASE)
 _EXPLAIN_VERBS = ("explain", "describe", "understand")
 _DEFINE_VERBS = ("define", "name", "recognize", "recognise", "identify")
-EXERCISE_TYPES = ("quiz", "assessment", "exercise")
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,6 @@ from typing import Any
 
 from bookwise.retrieval.models import SectionResult
 
-EXERCISE_TYPES = ("quiz", "assessment", "exercise")
-
 
 @dataclass(frozen=True)
 class PageOutline:

@@ -4,7 +4,7 @@ import { sameSiteUrl } from './urls.js';
 
 /** @typedef {{ n: number, url: string, title?: string, heading?: string }} CitedSource */
 
-const MARKERS = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
+export const MARKERS = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
 
 /**
  * Replace markers in the text under `root` (not in code or links) by citation chips. A marker
@@ -23,6 +23,15 @@ export function linkCitations(root, sources) {
     if (text.data.includes('[') && !text.parentElement?.closest('code, pre, a')) marked.push(text);
   }
   for (const text of marked) text.replaceWith(...withChips(text.data, byNumber));
+}
+
+/**
+ * The source numbers the markers in `text` cite.
+ *
+ * @param {string} text
+ */
+export function citedNumbers(text) {
+  return [...text.matchAll(MARKERS)].flatMap((match) => match[1].split(',').map(Number));
 }
 
 /**

@@ -128,6 +128,18 @@ export class Conversation {
   }
 
   /**
+   * What the answer holding `link` quoted from the source it links to (a citation or a source of
+   * the answer); none for another link.
+   *
+   * @param {Element} link
+   */
+  quotesFor(link) {
+    const n = Number(link.getAttribute('data-n'));
+    const turn = this.#turns.find((candidate) => candidate.element.contains(link));
+    return n && turn ? turn.quotesOf(n) : [];
+  }
+
+  /**
    * Bring back the conversation of this tab (kept in sessionStorage across reloads): its answers
    * are replayed from their recorded events, not asked again.
    */

@@ -5,6 +5,7 @@
  */
 import { h } from './dom.js';
 import { headingIdBefore } from './page.js';
+import { findQuotes } from './passages.js';
 
 /** @typedef {import('./page.js').Selection} Selection */
 
@@ -135,26 +136,49 @@ function codeButton(pre, { contentSelector }, ask) {
 }
 
 /**
- * Mark the section a citation landed on (its heading to the next heading) for a few seconds, with
- * the CSS Custom Highlight API: nothing in the page's DOM changes.
+ * Mark where a citation landed for a few seconds, with the CSS Custom Highlight API (nothing in the
+ * page's DOM changes): the passages the answer quoted from that section, found in its text and
+ * scrolled to when below the fold; else the whole section, its heading to the next heading.
  *
- * @param {Element} target
- * @returns {DOMRect}  Where the section is on screen.
+ * @param {Element} target  The section's heading, scrolled to.
+ * @param {string[]} quotes  What the answer quoted from the section (Markdown).
+ * @returns {DOMRect}  Where the marked text is on screen.
  */
-export function highlightSection(target) {
-  const range = document.createRange();
-  range.setStartBefore(target);
-  range.setEndAfter(target);
+export function highlightLanding(target, quotes) {
+  const section = [target];
   for (
     let next = target.nextElementSibling;
     next && !/^H[1-6]$/.test(next.tagName);
     next = next.nextElementSibling
   ) {
-    range.setEndAfter(next);
+    section.push(next);
+  }
+  const found = findQuotes(section, quotes);
+  const marked = document.createRange();
+  if (found.length) {
+    marked.setStart(found[0].startContainer, found[0].startOffset);
+    marked.setEnd(found[found.length - 1].endContainer, found[found.length - 1].endOffset);
+    reveal(marked, target);
+  } else {
+    marked.setStartBefore(target);
+    marked.setEndAfter(section[section.length - 1]);
   }
   if ('highlights' in CSS) {
-    CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+    CSS.highlights.set(HIGHLIGHT, new Highlight(...(found.length ? found : [marked])));
     setTimeout(() => CSS.highlights.delete(HIGHLIGHT), HIGHLIGHT_MS);
   }
-  return range.getBoundingClientRect();
+  return marked.getBoundingClientRect();
+}
+
+/**
+ * Scroll a passage that ends below the fold to the top, under the site's fixed navbar (the room its
+ * headings keep above themselves when scrolled to).
+ *
+ * @param {Range} passage
+ * @param {Element} heading
+ */
+function reveal(passage, heading) {
+  const box = passage.getBoundingClientRect();
+  if (box.bottom <= window.innerHeight) return;
+  window.scrollBy(0, box.top - (parseFloat(getComputedStyle(heading).scrollMarginTop) || 0));
 }

@@ -8,7 +8,7 @@ import { fetchSuggestions } from './api.js';
 import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
-import { decoratePage, dock, highlightSection, styleHostPage } from './host.js';
+import { decoratePage, dock, highlightLanding, styleHostPage } from './host.js';
 import { fetchLimits } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
 import { loadRenderer } from './render.js';
@@ -92,9 +92,9 @@ function mount(config) {
       remember(OPEN_KEY, open ? '1' : '');
       if (open && conversation.empty) suggest();
     },
-    land: (target) => {
-      // Docked on a wide screen, the panel is beside the page; elsewhere it may cover the section.
-      if (panel.covers(highlightSection(target))) panel.close();
+    land: (target, link) => {
+      // Docked on a wide screen, the panel is beside the page; elsewhere it may cover the passage.
+      if (panel.covers(highlightLanding(target, conversation.quotesFor(link)))) panel.close();
     },
   });
   const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {

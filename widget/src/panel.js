@@ -19,7 +19,7 @@ const ANNOUNCED = 3; // messages kept in the status region
  * @property {() => void} endQuiz
  * @property {() => void} nextQuestion
  * @property {(open: boolean) => void} toggled
- * @property {(target: Element) => void} land  A followed link's anchor was scrolled to.
+ * @property {(target: Element, link: Element) => void} land  A followed link's anchor was scrolled to.
  */
 
 export class Panel {
@@ -351,7 +351,7 @@ export class Panel {
     const modified = event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
     if (!(link instanceof HTMLAnchorElement) || modified) return;
     event.preventDefault();
-    navigate(link.href, this.#hooks.land);
+    navigate(link.href, (target) => this.#hooks.land(target, link));
     if (window.matchMedia(PHONE).matches) this.close();
   }
 }

@@ -92,6 +92,7 @@ function sourceLink(source) {
   const props = {
     class: 'bw-source',
     'data-bw': 'source-link',
+    'data-n': source.n,
     href,
     rel: 'noopener noreferrer',
     title: path,

@@ -1,6 +1,7 @@
 /** One question and its answer, from the request to the reader's vote. */
 import { ApiError, sendFeedback, streamChat } from './api.js';
 import { h } from './dom.js';
+import { quotedIn } from './passages.js';
 import { renderMarkdown } from './render.js';
 import { closestSections, quotesBlock, sourcesList } from './sources.js';
 
@@ -39,6 +40,8 @@ export class Turn {
   #meta = {};
   /** The `done` event's answer_kind, once it came. */
   #kind = '';
+  /** @type {Quote[]} The `done` event's quotes. */
+  #quotes = [];
   #frame = 0;
   #controller = new AbortController();
   /** @type {[string, any][]} The events received, replayed when the conversation is restored. */
@@ -110,6 +113,17 @@ export class Turn {
     this.#hooks.announce = announce;
   }
 
+  /**
+   * The passages (Markdown) this answer quoted from source `n`: its own blockquotes that cite it,
+   * then the `done` event's quote of it.
+   *
+   * @param {number} n
+   */
+  quotesOf(n) {
+    const extra = this.#quotes.filter((quote) => quote.n === n).map((quote) => quote.text);
+    return [...quotedIn(this.markdown, n), ...extra];
+  }
+
   /** The turn as sessionStorage keeps it (a finished answer only), its tokens as one. */
   saved() {
     if (this.status !== 'done') return null;
@@ -126,6 +140,7 @@ export class Turn {
     this.#controller = new AbortController();
     this.#events = [];
     this.#kind = '';
+    this.#quotes = [];
     this.element.removeAttribute('data-kind');
     this.#answer.replaceChildren();
     this.#answer.setAttribute('aria-busy', 'true');
@@ -182,6 +197,7 @@ export class Turn {
   /** @param {Done} done */
   #finish({ answer_kind, quotes = [], widen }) {
     this.#kind = this.element.dataset.kind = answer_kind;
+    this.#quotes = quotes;
     const widenButton =
       widen &&
       h(

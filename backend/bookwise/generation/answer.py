@@ -18,9 +18,9 @@ import functools
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
 
 import anyio
 
@@ -31,6 +31,16 @@ from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.llm import Completion, LLMClient, valid_text
+from bookwise.generation.models import (
+    AnswerKind,
+    ChatRequest,
+    Event,
+    PageUse,
+    Plan,
+    Prepared,
+    Scope,
+    Written,
+)
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
     NOT_IN_SELECTION,
@@ -66,82 +76,16 @@ from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import QUIZ_ACTIONS, RequestLimits
 
-Mode = Literal["normal", "selected_text"]
-Scope = Literal["selection", "section", "book"]
-Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
-# What the reader's page is used for: a page action, or a question about "this page".
-PageUse = Literal["summarize", "exercises", "question", "quiz"]
 NOT_INDEXED_PAGE = "This page is not in the book's index, so Bookwise cannot answer from it."
 NO_EXAMPLE = (
     "The book has no code, worked example or lab near this passage. *A language model would build an "
     "example from the passage.*"
 )
 CHAPTER_PAGES = 3  # quiz and lab pages of the reader's chapter drawn on without a model
-Plan = Literal["llm", "extractive", "not_covered"]
-AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
 _log = logging.getLogger("bookwise.generation")
-
-
-@dataclass(frozen=True)
-class Page:
-    url: str
-    heading_id: str | None = None
-    version: str | None = None
-    locale: str | None = None
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    question: str
-    mode: Mode = "normal"
-    scope: Scope | None = None  # selected_text only; default "selection"
-    selected_text: str = ""
-    page: Page | None = None
-    history: tuple[Turn, ...] = ()
-    filters: Mapping[str, Sequence[str] | str] | None = None
-    top_k: int | None = None
-    request_id: str = ""
-    action: Action = "ask"
-
-    @property
-    def effective_scope(self) -> Scope:
-        return "book" if self.mode == "normal" else (self.scope or "selection")
-
-
-@dataclass(frozen=True)
-class Event:
-    name: str  # meta, sources, token, done, error
-    data: dict[str, Any]
-
-
-@dataclass
-class Prepared:
-    request: ChatRequest
-    query: SearchQuery
-    sources: list[SectionResult]
-    sufficient: bool
-    plan: Plan
-    messages: list[Message]
-    index_version: str
-    retrieval_ms: float
-    started: float
-    located: bool = False
-    passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
-    evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
-    page_use: PageUse | None = None  # answered from the reader's page (a page action or "this page")
-    quiz_turn: Literal["question", "answer"] | None = None
-    study: Written | None = None  # a study action's answer without a model, written in prepare
-
-
-@dataclass(frozen=True)
-class Written:
-    """An answer written without a model, with its kind decided where its text is chosen."""
-
-    text: str
-    kind: AnswerKind
 
 
 def encodable(value: Any) -> Any:

@@ -477,8 +477,9 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from bookwise import validation
-    from bookwise.generation.answer import Answerer, ChatRequest, Event, Page
+    from bookwise.generation.answer import Answerer
     from bookwise.generation.llm import LLMClient
+    from bookwise.generation.models import ChatRequest, Event, Page
     from bookwise.retrieval.retriever import Retriever
 
     # A selection or section scope is selected-text mode: without --selected-text it is refused

@@ -15,8 +15,8 @@ import httpx
 from bookwise.api.app import create_app
 from bookwise.api.routes.chat import answer_events
 from bookwise.api.server import uvicorn_options
-from bookwise.generation.answer import ChatRequest, Event, Prepared
 from bookwise.generation.followup import SearchQuery
+from bookwise.generation.models import ChatRequest, Event, Prepared
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from servers import serve_in_thread

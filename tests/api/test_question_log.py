@@ -22,8 +22,8 @@ from pydantic import SecretStr
 
 from apiserver import build_book, chat, running_api
 from bookwise.api.routes.chat import Logged, answer_events
-from bookwise.generation.answer import ChatRequest, Event, Prepared
 from bookwise.generation.followup import SearchQuery
+from bookwise.generation.models import ChatRequest, Event, Prepared
 from bookwise.insights.log import QuestionLog, StoreHandle
 from bookwise.insights.records import LogFilter
 from bookwise.insights.sql import SqlStore

@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
-from bookwise.generation.answer import Answerer, ChatRequest, Event, Page
+from bookwise.generation.answer import Answerer
+from bookwise.generation.models import ChatRequest, Event, Page
 from bookwise.generation.prompts import Turn
 from bookwise.index.build import run_ingest
 from bookwise.index.factory import open_store

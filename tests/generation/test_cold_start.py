@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 
 from apiserver import build_book
-from bookwise.generation.answer import Answerer, ChatRequest
+from bookwise.generation.answer import Answerer
+from bookwise.generation.models import ChatRequest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.retrieval.retriever import Retriever

@@ -13,8 +13,9 @@ import pytest
 
 from apiserver import BOOK, Stream, chat, hash_settings, ingest_hashed
 from bookwise.api.app import create_app
-from bookwise.generation.answer import Answerer, ChatRequest, Event
+from bookwise.generation.answer import Answerer
 from bookwise.generation.llm import Completion, LLMClient, Message
+from bookwise.generation.models import ChatRequest, Event
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.retrieval.retriever import Retriever

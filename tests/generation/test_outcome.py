@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from bookwise.generation import answer
-from bookwise.generation.answer import Answerer, ChatRequest
+from bookwise.generation.answer import Answerer
+from bookwise.generation.models import ChatRequest, Event
 from bookwise.generation.outcome import declines
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
@@ -66,7 +67,7 @@ def test_answer_kind_is_carried_from_the_decision_not_read_from_the_text(
         "How many joeys per litter?", mode="selected_text", selected_text="Offer fresh leaves at sunrise."
     )
 
-    async def run() -> list[answer.Event]:
+    async def run() -> list[Event]:
         return [event async for event in answerer.stream(await answerer.prepare(request))]
 
     events = anyio.run(run)

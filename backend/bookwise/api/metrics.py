@@ -50,8 +50,8 @@ from bookwise.settings import Settings
 if TYPE_CHECKING:  # at run time these come later (prometheus_client) or are not needed
     from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-    from bookwise.generation.answer import Event
     from bookwise.generation.llm import Call
+    from bookwise.generation.models import Event
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PATH = "/metrics"

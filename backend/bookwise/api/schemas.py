@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 from pydantic_core import PydanticCustomError
 
 from bookwise import validation
-from bookwise.generation.answer import ChatRequest, Page
+from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
 from bookwise.validation import RequestLimits
 

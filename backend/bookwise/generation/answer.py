@@ -9,18 +9,18 @@ Plans: ``llm`` (the model answers from the sources or the selection), ``extracti
 the book's own passages, quoted whole), ``not_covered`` (the book judged silent: say so and
 list the closest sections, never guess). In selected-text mode the scope is the selection, then on
 the reader's request the enclosing section, then the book; only the selection reaches the model
-in the first scope.
+in the first scope. Study actions and questions about the reader's page read their material
+whole instead of searching: ``study_prep.StudyPreparer`` prepares them.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
 
 import anyio
 
@@ -31,117 +31,36 @@ from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.llm import Completion, LLMClient, valid_text
+from bookwise.generation.models import (
+    AnswerKind,
+    ChatRequest,
+    Event,
+    Plan,
+    Prepared,
+    Scope,
+    Written,
+)
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
     NOT_IN_SELECTION,
     Message,
     Turn,
     normal_messages,
-    page_action_messages,
     selected_text_messages,
-    selection_action_messages,
 )
 from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
-from bookwise.generation.study import (
-    EXAMPLE_HEADING,
-    THIS_SECTION,
-    Exercise,
-    PageIntent,
-    blanks_of,
-    example_answer,
-    exercises_answer,
-    exercises_of,
-    explain_answer,
-    is_exercise_section,
-    page_intent,
-    quiz_turn,
-    summary_answer,
-    without_solutions,
-)
-from bookwise.ingest.documents import EXERCISE_TYPES
+from bookwise.generation.study import without_solutions
+from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
-from bookwise.retrieval.pages import PageOutline, section_and_subsections, within_budget
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
-from bookwise.validation import QUIZ_ACTIONS, RequestLimits
+from bookwise.validation import RequestLimits
 
-Mode = Literal["normal", "selected_text"]
-Scope = Literal["selection", "section", "book"]
-Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
-# What the reader's page is used for: a page action, or a question about "this page".
-PageUse = Literal["summarize", "exercises", "question", "quiz"]
-NOT_INDEXED_PAGE = "This page is not in the book's index, so Bookwise cannot answer from it."
-NO_EXAMPLE = (
-    "The book has no code, worked example or lab near this passage. *A language model would build an "
-    "example from the passage.*"
-)
-CHAPTER_PAGES = 3  # quiz and lab pages of the reader's chapter drawn on without a model
-Plan = Literal["llm", "extractive", "not_covered"]
-AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
 _log = logging.getLogger("bookwise.generation")
-
-
-@dataclass(frozen=True)
-class Page:
-    url: str
-    heading_id: str | None = None
-    version: str | None = None
-    locale: str | None = None
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    question: str
-    mode: Mode = "normal"
-    scope: Scope | None = None  # selected_text only; default "selection"
-    selected_text: str = ""
-    page: Page | None = None
-    history: tuple[Turn, ...] = ()
-    filters: Mapping[str, Sequence[str] | str] | None = None
-    top_k: int | None = None
-    request_id: str = ""
-    action: Action = "ask"
-
-    @property
-    def effective_scope(self) -> Scope:
-        return "book" if self.mode == "normal" else (self.scope or "selection")
-
-
-@dataclass(frozen=True)
-class Event:
-    name: str  # meta, sources, token, done, error
-    data: dict[str, Any]
-
-
-@dataclass
-class Prepared:
-    request: ChatRequest
-    query: SearchQuery
-    sources: list[SectionResult]
-    sufficient: bool
-    plan: Plan
-    messages: list[Message]
-    index_version: str
-    retrieval_ms: float
-    started: float
-    located: bool = False
-    passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
-    evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
-    page_use: PageUse | None = None  # answered from the reader's page (a page action or "this page")
-    quiz_turn: Literal["question", "answer"] | None = None
-    study: Written | None = None  # a study action's answer without a model, written in prepare
-
-
-@dataclass(frozen=True)
-class Written:
-    """An answer written without a model, with its kind decided where its text is chosen."""
-
-    text: str
-    kind: AnswerKind
 
 
 def encodable(value: Any) -> Any:
@@ -164,48 +83,6 @@ def _valid_request(request: ChatRequest) -> ChatRequest:
         selected_text=valid_text(request.selected_text),
         history=tuple(Turn(t.role, valid_text(t.content), t.action) for t in request.history),
     )
-
-
-def reader_answer(request: ChatRequest) -> str | None:
-    """The reader's answer to a quiz question: a quiz action whose history ends with the question
-    the same action asked (see the README's quiz protocol); None on a question turn."""
-    answer = " ".join(request.question.split())
-    last = request.history[-1] if request.history else None
-    if request.action not in QUIZ_ACTIONS or not answer or last is None:
-        return None
-    return answer if last.role == "assistant" and last.action == request.action else None
-
-
-def study_history(request: ChatRequest, page_use: PageUse | None) -> tuple[Turn, ...]:
-    """The earlier turns a study prompt may carry: a quiz its own exchange (the turns since an
-    answer of another action), a question about the page its conversation, the other actions none.
-    An earlier answer may quote other pages; only the passage or the page belongs in these prompts."""
-    if page_use == "question":
-        return request.history
-    if request.action not in QUIZ_ACTIONS:
-        return ()
-    kept: list[Turn] = []
-    for turn in reversed(request.history):
-        if turn.role == "assistant" and turn.action != request.action:
-            break
-        kept.append(turn)
-    return tuple(reversed(kept))
-
-
-def _page_use(request: ChatRequest, question: str) -> PageUse | None:
-    if request.action == "summarize_page":
-        return "summarize"
-    if request.action == "quiz_page":
-        return "quiz"
-    if (
-        request.action == "ask"
-        and request.mode == "normal"
-        and request.page is not None
-        and not request.scope
-    ):
-        intent: PageIntent | None = page_intent(question)
-        return intent
-    return None
 
 
 def _pieces(text: str) -> list[str]:
@@ -233,6 +110,13 @@ class Answerer:
         self.limits = RequestLimits.from_settings(settings)
         self.retriever = retriever
         self.llm = llm
+        self.study_prep = StudyPreparer(
+            retriever,
+            with_model=llm is not None,
+            book_title=settings.book_title,
+            retrieval_timeout_s=settings.retrieval_timeout_s,
+            page_context_max_tokens=settings.page_context_max_tokens,
+        )
 
     # -- phase 1: before the stream -------------------------------------------------------------
 
@@ -254,9 +138,9 @@ class Answerer:
         question = " ".join(request.question.split())
         scope = request.effective_scope
         selection = request.selected_text.strip()
-        page_use = _page_use(request, question)
+        page_use = page_use_of(request, question)
         if page_use is not None or request.action != "ask":
-            return await self._prepare_study(request, question, page_use, started)
+            return await self.study_prep.prepare(request, question, page_use, started)
         if scope == "book" and selection:
             # Widened from a selection: the reader's question is searched; the selection only fills
             # in a question that names no topic of its own ("what does this mean?").
@@ -315,183 +199,6 @@ class Answerer:
             located=located is not None,
             passages=passages,
             evidence=evidence,
-        )
-
-    async def _prepare_study(
-        self, request: ChatRequest, question: str, page_use: PageUse | None, started: float
-    ) -> Prepared:
-        """A study action, or a question about the reader's page: the material is the selection or
-        the page, read whole (never searched for), and only it reaches the model."""
-        answer = reader_answer(request)
-        query = SearchQuery(question, rewritten=False, method="as_asked")  # nothing is searched
-        await self.retriever.awarm()
-        mark = time.monotonic()
-        try:
-            with anyio.fail_after(self.settings.retrieval_timeout_s):
-                if page_use is not None:
-                    assert request.page is not None  # validated: page actions need page.url
-                    sources, study = await self._page_material(request, question, page_use, answer)
-                    located = False
-                else:
-                    sources, study, located = await self._selection_material(request, question, answer)
-        except TimeoutError as error:
-            raise RetrievalTimeoutError("retrieval took too long; try again") from error
-        plan: Plan = "not_covered" if not sources else ("llm" if self.llm is not None else "extractive")
-        if plan == "not_covered":
-            study = Written(NOT_INDEXED_PAGE, "not_covered")
-        prepared = Prepared(
-            request=request,
-            query=query,
-            sources=sources,
-            sufficient=bool(sources),
-            plan=plan,
-            messages=[],
-            index_version=self.retriever.index_version,
-            retrieval_ms=(time.monotonic() - mark) * 1000,
-            started=started,
-            located=located,
-            page_use=page_use,
-            quiz_turn=None if request.action not in QUIZ_ACTIONS else ("answer" if answer else "question"),
-            study=None if plan == "llm" else study,
-        )
-        if plan == "llm":
-            prepared.messages = self._study_messages(prepared, question, answer)
-        return prepared
-
-    async def _page_material(
-        self, request: ChatRequest, question: str, use: PageUse, answer: str | None
-    ) -> tuple[list[SectionResult], Written | None]:
-        assert request.page is not None
-        retriever = self.retriever
-        outline = await retriever.arun(functools.partial(retriever.page, request.page.url))
-        if outline is None:
-            return [], None
-        sections = await retriever.arun(functools.partial(retriever.outline_sections, outline))
-        heading_id = request.page.heading_id
-        if use == "question" and heading_id and THIS_SECTION.search(question):
-            sections = section_and_subsections(sections, heading_id) or sections  # "explain this section"
-        if self.llm is not None:
-            return within_budget(sections, self.settings.page_context_max_tokens), None
-        if use == "summarize":
-            return sections, Written(summary_answer(outline, sections), "extractive")
-        if use in ("exercises", "quiz"):
-            material = await self._exercise_sections(outline, sections)
-            exercises = _exercises(material)
-            if use == "exercises":
-                listed = exercises_answer(exercises, material)
-                if listed is not None:
-                    return material, Written(listed, "extractive")
-                return sections, Written(summary_answer(outline, sections), "extractive")
-            if exercises:
-                return material, Written(quiz_turn(exercises, [], request.history, answer).text, "extractive")
-            blanks = [b for n, s in enumerate(sections, start=1) for b in blanks_of(s.text, n)]
-            return sections, Written(quiz_turn([], blanks, request.history, answer).text, "extractive")
-        ranked = without_solutions(await retriever.arank_passages(question, sections), sections)
-        passages = plan_passages(ranked, sections, request.history, retrieval_sufficient=True)
-        if not passages.quoted:
-            return sections, Written(summary_answer(outline, sections), "extractive")
-        return passages.sources, Written(passage_answer(passages.quoted), "extractive")
-
-    async def _exercise_sections(
-        self, outline: PageOutline, sections: list[SectionResult]
-    ) -> list[SectionResult]:
-        """The page's exercise sections, then the first sections of the quiz pages of its chapter."""
-        own = [s for s in sections if is_exercise_section(s, outline)]
-        retriever = self.retriever
-        outlines = await retriever.arun(retriever.outlines)
-        quiz_pages = [
-            o
-            for o in outlines.values()
-            if o.group == outline.group
-            and o.page_url != outline.page_url
-            and o.content_type in EXERCISE_TYPES
-        ][:CHAPTER_PAGES]
-        for page in quiz_pages:
-            own += (await retriever.arun(functools.partial(retriever.outline_sections, page)))[:CHAPTER_PAGES]
-        return own
-
-    async def _selection_material(
-        self, request: ChatRequest, question: str, answer: str | None
-    ) -> tuple[list[SectionResult], Written | None, bool]:
-        """[1] is the selection (its section's metadata, its own text); without a model the section,
-        its page's examples or exercises and the chapter's labs follow."""
-        selection = request.selected_text.strip()
-        retriever = self.retriever
-        located: SectionResult | None = None
-        if request.page is not None:
-            located = await retriever.alocate(
-                request.page.url, heading_id=request.page.heading_id, text=selection
-            )
-        page_url = request.page.url if request.page else "/"
-        sources = [selection_source(selection, located, page_url)]
-        if self.llm is not None:
-            return sources, None, located is not None
-        outline = await retriever.arun(lambda: retriever.page(page_url)) if located is not None else None
-        page_sections: list[SectionResult] = (
-            await retriever.arun(lambda: retriever.outline_sections(outline)) if outline is not None else []
-        )
-        if request.action == "explain":
-            if located is not None:
-                sources.append(located)
-            return sources, Written(explain_answer(selection, located), "extractive"), located is not None
-        if request.action == "example":
-            near = [s for s in page_sections if s.section_id != (located.section_id if located else "")]
-            examples = ([located] if located is not None else []) + [
-                s for s in near if EXAMPLE_HEADING.search(s.heading_text or "")
-            ]
-            labs = await self._labs(outline)
-            numbered_examples = list(enumerate(examples, start=2))
-            numbered_labs = list(enumerate(labs, start=2 + len(examples)))
-            text = example_answer(numbered_examples, numbered_labs)
-            sources += examples + labs
-            written = Written(text, "extractive") if text else Written(NO_EXAMPLE, "not_covered")
-            return sources, written, located is not None
-        # quiz: the book's exercises for the page and chapter, else blanks cut from the selection
-        material = await self._exercise_sections(outline, page_sections) if outline is not None else []
-        exercises = _exercises(material, first=2)
-        blanks = blanks_of(selection)
-        turn = quiz_turn(exercises, blanks, request.history, answer)
-        return sources + material, Written(turn.text, "extractive"), located is not None
-
-    async def _labs(self, outline: PageOutline | None) -> list[SectionResult]:
-        if outline is None:
-            return []
-        retriever = self.retriever
-        outlines = await retriever.arun(retriever.outlines)
-        labs = [o for o in outlines.values() if o.group == outline.group and o.content_type == "lab"][
-            :CHAPTER_PAGES
-        ]
-        found: list[SectionResult] = []
-        for lab in labs:
-            found += (await retriever.arun(functools.partial(retriever.outline_sections, lab)))[:1]
-        return found
-
-    def _study_messages(self, prepared: Prepared, question: str, answer: str | None) -> list[Message]:
-        request, title = prepared.request, self.settings.book_title
-        history = study_history(request, prepared.page_use)
-        if prepared.page_use is not None:
-            template = {"summarize": "summarize_page", "quiz": "quiz_page"}.get(
-                prepared.page_use, "page_question"
-            )
-            return page_action_messages(
-                template,
-                question,
-                prepared.sources,
-                book_title=title,
-                page_title=prepared.sources[0].title,
-                history=history,
-                reader_answer=answer,
-            )
-        source = prepared.sources[0]
-        return selection_action_messages(
-            request.action,
-            question,
-            source.text,
-            book_title=title,
-            page_title=source.title if source.section_id else "",
-            heading=source.heading_text,
-            history=history,
-            reader_answer=answer,
         )
 
     async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool, float]:
@@ -684,8 +391,3 @@ class Answerer:
             heading = prepared.sources[0].heading_text or prepared.sources[0].title
             return {"scope": "section", "label": f"Ask about the whole section “{heading}”"}
         return {"scope": "book", "label": "Ask the whole book"}
-
-
-def _exercises(sections: Sequence[SectionResult], first: int = 1) -> list[Exercise]:
-    """The exercises of ``sections``, numbered as sources from ``first``."""
-    return [e for n, s in enumerate(sections, start=first) for e in exercises_of(s.text, n)]

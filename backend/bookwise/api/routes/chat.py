@@ -23,7 +23,8 @@ from starlette.types import Receive, Scope, Send
 from bookwise.api.deps import Client, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
-from bookwise.generation.answer import Answerer, ChatRequest, Event, Prepared
+from bookwise.generation.answer import Answerer
+from bookwise.generation.models import ChatRequest, Event, Prepared
 from bookwise.insights.log import QuestionLog
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bookwise.errors import BookwiseError
-from bookwise.generation.answer import Answerer, ChatRequest, Page, Scope
+from bookwise.generation.answer import Answerer
 from bookwise.generation.citations import cited_numbers
+from bookwise.generation.models import ChatRequest, Page, Scope
 from bookwise.retrieval.evaluation import Question, SectionKey
 from bookwise.retrieval.retriever import Retriever
 

@@ -1,0 +1,83 @@
+"""The values one answer passes between its phases: the request, what ``prepare`` decided, the events.
+
+Shared by ``answer.py`` (the two phases) and ``study_prep.py`` (study actions and questions about
+the reader's page), and by every caller: the API, ``bookwise ask`` and the answer evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bookwise.generation.evidence import PassagePlan
+from bookwise.generation.followup import SearchQuery
+from bookwise.generation.prompts import Message, Turn
+from bookwise.retrieval.models import SectionResult
+
+Mode = Literal["normal", "selected_text"]
+Scope = Literal["selection", "section", "book"]
+Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
+# What the reader's page is used for: a page action, or a question about "this page".
+PageUse = Literal["summarize", "exercises", "question", "quiz"]
+Plan = Literal["llm", "extractive", "not_covered"]
+AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    heading_id: str | None = None
+    version: str | None = None
+    locale: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    question: str
+    mode: Mode = "normal"
+    scope: Scope | None = None  # selected_text only; default "selection"
+    selected_text: str = ""
+    page: Page | None = None
+    history: tuple[Turn, ...] = ()
+    filters: Mapping[str, Sequence[str] | str] | None = None
+    top_k: int | None = None
+    request_id: str = ""
+    action: Action = "ask"
+
+    @property
+    def effective_scope(self) -> Scope:
+        return "book" if self.mode == "normal" else (self.scope or "selection")
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str  # meta, sources, token, done, error
+    data: dict[str, Any]
+
+
+@dataclass
+class Prepared:
+    request: ChatRequest
+    query: SearchQuery
+    sources: list[SectionResult]
+    sufficient: bool
+    plan: Plan
+    messages: list[Message]
+    index_version: str
+    retrieval_ms: float
+    started: float
+    located: bool = False
+    passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
+    evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
+    page_use: PageUse | None = None  # answered from the reader's page (a page action or "this page")
+    quiz_turn: Literal["question", "answer"] | None = None
+    study: Written | None = None  # a study action's answer without a model, written in prepare
+
+
+@dataclass(frozen=True)
+class Written:
+    """An answer written without a model, with its kind decided where its text is chosen."""
+
+    text: str
+    kind: AnswerKind

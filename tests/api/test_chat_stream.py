@@ -114,6 +114,19 @@ def test_insufficient_context_says_so_lists_closest_sections_and_never_calls_the
     assert fake.calls == 0
 
 
+def test_a_decline_names_what_the_book_never_mentions_and_the_model_is_told(
+    tmp_path: Path, llm_server: tuple[FakeLLM, str], fake: FakeLLM
+) -> None:
+    settings = build_book(tmp_path, llm_base_url=llm_server[1], sufficiency_threshold=1.0)
+    with running_api(settings) as url:
+        declined = chat(url, {"question": "How do I feed quokkas with Purina chow?"})
+    assert declined.answer.startswith("The book does not seem to cover this: it never mentions “Purina”.")
+    answered = build_book(tmp_path / "answered", llm_base_url=llm_server[1], sufficiency_threshold=0.0)
+    with running_api(answered) as url:
+        chat(url, {"question": "How do I feed quokkas with Purina chow?"})
+    assert "the book never mentions Purina." in fake.last_request["messages"][-1]["content"]
+
+
 def test_selected_text_cites_its_own_section_with_a_text_fragment(extractive_url: str) -> None:
     stream = chat(
         extractive_url,

@@ -58,3 +58,15 @@ def test_a_passage_holding_every_named_term_answers_against_retrievals_verdict_r
     assert plan_passages(full, sources, (), retrieval_sufficient=False).sufficient
     one_term = [ScoredPassage(Passage(0, "| small |", ("table",), 0), 0.6, 0.17, 1.0, query_terms=1)]
     assert not plan_passages(one_term, sources, (), retrieval_sufficient=False).sufficient
+
+
+def test_a_question_naming_what_the_book_never_mentions_needs_a_better_passage(
+    section: SectionFactory,
+) -> None:
+    """ "How do I deploy to Firebase Hosting?" was answered from the deployment page's nearest passage."""
+    sources = [section("Deployment", "Deploy to GitHub Pages.", 1)]
+    fair = [scored(0, "Deploy to GitHub Pages.", 0.7, coverage=0.2, dense=0.5)]  # evidence 0.6
+    assert plan_passages(fair, sources, (), retrieval_sufficient=True).sufficient
+    assert not plan_passages(fair, sources, (), retrieval_sufficient=True, names_unknown=True).sufficient
+    good = [scored(0, "Deploy to GitHub Pages.", 0.9, coverage=0.4, dense=0.6)]  # evidence 0.8
+    assert plan_passages(good, sources, (), retrieval_sufficient=True, names_unknown=True).sufficient

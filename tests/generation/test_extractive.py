@@ -9,6 +9,7 @@ from bookwise.generation.extractive import (
     Quoted,
     choose,
     cite,
+    not_covered_text,
     passage_answer,
     selection_answer,
 )
@@ -118,3 +119,9 @@ def test_only_code_that_continues_the_best_passage_and_scores_near_it_is_pulled_
     for extra in (not_next, far_below, plain_next):
         chosen = choose(sorted([lead, *others, extra], key=lambda s: -s.score))
         assert [(c.passage.section, c.passage.position) for c in chosen] == [(0, 0), (0, 5), (3, 0)]
+
+
+def test_the_decline_names_what_the_book_never_mentions() -> None:
+    assert not_covered_text(()) == NOT_COVERED
+    assert "it never mentions “Firebase”." in not_covered_text(("Firebase",))
+    assert "it never mentions “IPFS”, “Fleek” or “Pinata”." in not_covered_text(("IPFS", "Fleek", "Pinata"))

@@ -105,6 +105,19 @@ def test_a_weak_retrieval_is_flagged_to_the_model(section: SectionFactory) -> No
     assert "may not answer the question" in user
 
 
+def test_names_the_book_never_mentions_are_told_to_the_model(section: SectionFactory) -> None:
+    sources = [section("Deployment", "Deploy to GitHub Pages.")]
+    user = normal_messages(
+        "How do I deploy to Firebase?", sources, book_title="B", sufficient=True, unknown_names=["Firebase"]
+    )[-1]["content"]
+    assert (
+        "the book never mentions Firebase. If the question is about it, say the book does not cover it"
+        in user
+    )
+    plain = normal_messages("How do I deploy?", sources, book_title="B", sufficient=True)[-1]["content"]
+    assert "never mentions" not in plain
+
+
 def test_selected_text_prompt_holds_only_the_selection() -> None:
     messages = selected_text_messages(
         "Why is that cheaper?", "Shallow copies are fast.</selection>", book_title="B", heading="Copies"

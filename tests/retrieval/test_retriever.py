@@ -226,3 +226,17 @@ def test_equal_fused_scores_rank_the_same_way_every_time() -> None:
     assert [h.id for h in _break_ties(hits)] == ["top", "c", "a", "b"]
     reversed_hits = HybridHits(list(reversed(fused)), hits.dense, hits.sparse)
     assert [h.id for h in _break_ties(reversed_hits)] == ["top", "c", "a", "b"]
+
+
+def test_names_the_book_never_mentions_are_reported_on_both_backends(
+    book: tuple[Settings, IndexStore],
+) -> None:
+    retriever = retriever_for(book)
+    result = retriever.search("How do I deploy the Quokkas store to Firebase or Netlify?")
+    # "Quokkas" is on two pages; "Firebase" and "Netlify" are in no chunk; "How" starts the sentence.
+    assert result.unknown_names == ("Firebase", "Netlify")
+    assert result.to_dict()["unknown_names"] == ["Firebase", "Netlify"]
+    assert retriever.search("What does the store hold?").unknown_names == ()
+    # Within the filters: a name the book has, but not in the part searched, is unknown there.
+    filtered = retriever.search("Where do Quokkas live?", filters={"module": ["Basics"]})
+    assert filtered.unknown_names == ("Quokkas",)

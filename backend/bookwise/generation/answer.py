@@ -28,7 +28,7 @@ from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.evidence import PassagePlan, plan_passages
-from bookwise.generation.extractive import NOT_COVERED, is_generic_ask, passage_answer, selection_answer
+from bookwise.generation.extractive import is_generic_ask, not_covered_text, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.llm import Completion, LLMClient, valid_text
 from bookwise.generation.models import (
@@ -52,7 +52,7 @@ from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
 from bookwise.generation.study import without_solutions
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
-from bookwise.retrieval.models import SectionResult, code_spans, plain_text
+from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
@@ -99,9 +99,11 @@ def _label(source: SectionResult) -> str:
     return re.sub(r"([\\\[\]])", r"\\\1", label)
 
 
-def not_covered_answer(sources: Sequence[SectionResult]) -> str:
+def not_covered_answer(sources: Sequence[SectionResult], unknown_names: Sequence[str] = ()) -> str:
     closest = [f"- [{_label(s)}]({s.url})" for s in sources[:CLOSEST_LISTED]]
-    return NOT_COVERED + ("\n\nClosest sections:\n" + "\n".join(closest) if closest else "")
+    return not_covered_text(unknown_names) + (
+        "\n\nClosest sections:\n" + "\n".join(closest) if closest else ""
+    )
 
 
 class Answerer:
@@ -158,10 +160,13 @@ class Answerer:
         located: SectionResult | None = None
         passages: PassagePlan | None = None
         evidence: float | None = None
+        unknown_names: tuple[str, ...] = ()
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
                 if scope == "book":
-                    sources, sufficient, evidence = await self._search(request, query.text)
+                    result = await self._search(request, query.text)
+                    sources, sufficient = result.sections, result.sufficient_context
+                    evidence, unknown_names = result.sufficiency.score, result.unknown_names
                 else:
                     if request.page is not None:
                         located = await self.retriever.alocate(
@@ -173,7 +178,11 @@ class Answerer:
                         await self.retriever.arank_passages(query.text, sources), sources
                     )
                     passages = plan_passages(
-                        ranked, sources, request.history, retrieval_sufficient=sufficient
+                        ranked,
+                        sources,
+                        request.history,
+                        retrieval_sufficient=sufficient,
+                        names_unknown=bool(unknown_names),
                     )
                     sources, sufficient = passages.sources, passages.sufficient
         except TimeoutError as error:
@@ -185,7 +194,7 @@ class Answerer:
             plan = "not_covered"
         else:
             plan = "llm" if self.llm is not None else "extractive"
-        messages = self._messages(request, question, scope, sources) if plan == "llm" else []
+        messages = self._messages(request, question, scope, sources, unknown_names) if plan == "llm" else []
         return Prepared(
             request=request,
             query=query,
@@ -199,9 +208,10 @@ class Answerer:
             located=located is not None,
             passages=passages,
             evidence=evidence,
+            unknown_names=unknown_names,
         )
 
-    async def _search(self, request: ChatRequest, query: str) -> tuple[list[SectionResult], bool, float]:
+    async def _search(self, request: ChatRequest, query: str) -> RetrievalResult:
         filters: dict[str, Sequence[str] | str] = dict(request.filters or {})
         from_page = {
             name: value
@@ -214,7 +224,7 @@ class Answerer:
         result = await self.retriever.asearch(query, top_k=request.top_k, filters={**filters, **from_page})
         if not result.sections and from_page:  # the reader's version/locale is not in the index
             result = await self.retriever.asearch(query, top_k=request.top_k, filters=filters)
-        return result.sections, result.sufficient_context, result.sufficiency.score
+        return result
 
     @staticmethod
     def _selection_sources(
@@ -230,7 +240,12 @@ class Answerer:
         return [located], True
 
     def _messages(
-        self, request: ChatRequest, question: str, scope: Scope, sources: list[SectionResult]
+        self,
+        request: ChatRequest,
+        question: str,
+        scope: Scope,
+        sources: list[SectionResult],
+        unknown_names: Sequence[str],
     ) -> list[Message]:
         title = self.settings.book_title
         if scope == "selection":
@@ -243,7 +258,14 @@ class Answerer:
                 heading=source.heading_text,
                 history=request.history,
             )
-        return normal_messages(question, sources, book_title=title, sufficient=True, history=request.history)
+        return normal_messages(
+            question,
+            sources,
+            book_title=title,
+            sufficient=True,
+            history=request.history,
+            unknown_names=unknown_names,
+        )
 
     # -- phase 2: the stream --------------------------------------------------------------------
 
@@ -315,7 +337,7 @@ class Answerer:
         if prepared.study is not None:
             return prepared.study
         if prepared.plan == "not_covered":
-            return Written(not_covered_answer(prepared.sources), "not_covered")
+            return Written(not_covered_answer(prepared.sources, prepared.unknown_names), "not_covered")
         if prepared.request.effective_scope == "selection":
             question = " ".join(prepared.request.question.split())
             quoted = selection_answer(question, prepared.sources[0])

@@ -7,7 +7,8 @@ is not quoted again: "how do I fix it?" should not repeat the previous answer.
 
 Declining uses the passage evidence as well as retrieval's calibrated verdict: the book is taken to
 answer when retrieval says so and the best passage is a fair match (its cosine plus half its term
-coverage), or when the best passage is a strong match on its own or holds every term the question
+coverage; a better one when the question names something no chunk of the book contains), or when
+the best passage is a strong match on its own or holds every term the question
 names ("What happens if R is too small?": a table row of the right section; the verdict misses some
 answerable questions, and no unanswerable question of our sets had a passage with all its terms).
 """
@@ -31,6 +32,9 @@ COVERAGE_SHARE = 0.5
 ANSWER_EVIDENCE = 0.5  # with retrieval's "sufficient", the book answers from this evidence up
 STRONG_EVIDENCE = 0.8  # against retrieval's "insufficient", only from this evidence up…
 FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a question with this many
+# A question naming something the book never mentions ("deploy to Firebase", "write in AsciiDoc") is
+# answered only from a better passage than others need: halfway between the two bars above.
+UNKNOWN_NAME_EVIDENCE = (ANSWER_EVIDENCE + STRONG_EVIDENCE) / 2
 _SPACE = re.compile(r"[\s>]+")
 
 
@@ -54,11 +58,11 @@ def evidence(passage: ScoredPassage) -> float:
     return passage.dense + COVERAGE_SHARE * passage.coverage
 
 
-def answers(best: ScoredPassage | None, *, retrieval_sufficient: bool) -> bool:
+def answers(best: ScoredPassage | None, *, retrieval_sufficient: bool, names_unknown: bool = False) -> bool:
     if best is None:
         return False
     if retrieval_sufficient:
-        return evidence(best) >= ANSWER_EVIDENCE
+        return evidence(best) >= (UNKNOWN_NAME_EVIDENCE if names_unknown else ANSWER_EVIDENCE)
     holds_every_term = best.coverage >= 0.999 and best.query_terms >= FULL_COVERAGE_TERMS
     return evidence(best) >= STRONG_EVIDENCE or holds_every_term
 
@@ -69,11 +73,12 @@ def plan_passages(
     history: Sequence[Turn],
     *,
     retrieval_sufficient: bool,
+    names_unknown: bool = False,
 ) -> PassagePlan:
     shown = _shown_before(history)
     fresh = [p for p in ranked if not shown or _flat(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
-    if not answers(best, retrieval_sufficient=retrieval_sufficient):
+    if not answers(best, retrieval_sufficient=retrieval_sufficient, names_unknown=names_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
     chosen = choose(fresh)

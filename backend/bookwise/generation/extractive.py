@@ -23,6 +23,20 @@ EXTRACTIVE_LABEL = (
     "answers your question.*"
 )
 NOT_COVERED = "The book does not seem to cover this. The closest sections are listed in the sources."
+
+
+def not_covered_text(unknown_names: Sequence[str] = ()) -> str:
+    """The decline, naming what the question asks about that the book never mentions, if anything."""
+    if not unknown_names:
+        return NOT_COVERED
+    names = [f"“{name}”" for name in unknown_names]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return (
+        f"The book does not seem to cover this: it never mentions {listed}. "
+        "The closest sections are listed in the sources."
+    )
+
+
 MIN_WORDS = 4  # shorter sentences (headings, labels) make poor quotes
 MAX_PASSAGES = 3
 # A further passage is quoted only when it scores close to the best one: a weak second passage is

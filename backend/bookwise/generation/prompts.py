@@ -81,12 +81,22 @@ def normal_messages(
     book_title: str,
     sufficient: bool,
     history: Sequence[Turn] = (),
+    unknown_names: Sequence[str] = (),
 ) -> list[Message]:
+    """``unknown_names``: names in the question that no chunk of the book contains (retrieval's
+    ``unknown_names``); the model is told, so that it does not answer about them from a neighbour."""
     tags = block_tags([question, *(f"{s.title} {s.heading_text} {s.text}" for s in sources)])
     system = _render(
         "system.j2", mode="normal", book_title=book_title, not_in_selection=NOT_IN_SELECTION, tags=tags
     )
-    user = _render("normal.j2", sources=sources, question=question, sufficient=sufficient, tags=tags)
+    user = _render(
+        "normal.j2",
+        sources=sources,
+        question=question,
+        sufficient=sufficient,
+        unknown_names=list(unknown_names),
+        tags=tags,
+    )
     return [{"role": "system", "content": system}, *_history(history), {"role": "user", "content": user}]
 
 

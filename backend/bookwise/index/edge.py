@@ -70,6 +70,7 @@ from bookwise.index.store import (
     HybridQuery,
     IndexManifest,
     IndexPoint,
+    unmatched_terms,
 )
 
 BATCH = 512
@@ -462,6 +463,15 @@ class EdgeReader:
                 qe.QueryRequest(limit=query.prefetch, query=sparse, filter=flt, with_payload=False)
             )
         weights = list(query.weights[: len(channels)])
+        probes = [
+            qe.QueryRequest(
+                limit=1,
+                query=qe.Query.Nearest(qe.SparseVector([term], [1.0]), using=SPARSE),
+                filter=flt,
+                with_payload=False,
+            )
+            for term in query.probe_terms
+        ]
         fused = qe.QueryRequest(
             limit=query.limit,
             prefetches=channels,
@@ -471,10 +481,12 @@ class EdgeReader:
         )
         # One planned batch: the channels' own rankings come with the fused one at little extra cost.
         with self._shard() as shard:
-            results = shard.query_batch(qe.QueryBatchRequest([fused, *requests]))
+            results = shard.query_batch(qe.QueryBatchRequest([fused, *requests, *probes]))
         fused_hits = [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in results[0]]
-        ranked = [[Hit(str(p.id), float(p.score), {}) for p in points] for points in results[1:]]
-        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [])
+        channels_end = 1 + len(requests)
+        ranked = [[Hit(str(p.id), float(p.score), {}) for p in points] for points in results[1:channels_end]]
+        unmatched = unmatched_terms(query.probe_terms, [bool(points) for points in results[channels_end:]])
+        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [], unmatched)
 
     def section_chunks(self, section_ids: list[str]) -> list[Hit]:
         if not section_ids:

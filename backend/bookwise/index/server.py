@@ -26,6 +26,7 @@ from bookwise.index.store import (
     HybridQuery,
     IndexManifest,
     IndexPoint,
+    unmatched_terms,
 )
 
 BATCH = 256
@@ -86,13 +87,25 @@ class ServerReader:
             )
             for c in channels
         ]
+        probes = [
+            models.QueryRequest(
+                query=models.SparseVector(indices=[term], values=[1.0]),
+                using=SPARSE,
+                filter=flt,
+                limit=1,
+                with_payload=False,
+            )
+            for term in query.probe_terms
+        ]
         try:
-            responses = self._store.client.query_batch_points(self._store.alias, requests)
+            responses = self._store.client.query_batch_points(self._store.alias, requests + probes)
         except _UNAVAILABLE as exc:
             raise StoreUnavailableError(f"Qdrant query failed: {exc}") from exc
         fused_hits = [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in responses[0].points]
-        ranked = [[Hit(str(p.id), float(p.score), {}) for p in r.points] for r in responses[1:]]
-        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [])
+        channels_end = len(requests)
+        ranked = [[Hit(str(p.id), float(p.score), {}) for p in r.points] for r in responses[1:channels_end]]
+        unmatched = unmatched_terms(query.probe_terms, [bool(r.points) for r in responses[channels_end:]])
+        return HybridHits(fused_hits, ranked[0], ranked[1] if len(ranked) > 1 else [], unmatched)
 
     def section_chunks(self, section_ids: list[str]) -> list[Hit]:
         if not section_ids:

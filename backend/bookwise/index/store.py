@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -59,6 +59,8 @@ class HybridQuery:
     rrf_k: int = 60
     weights: tuple[float, float] = (1.0, 1.0)  # dense, sparse
     filters: Filters | None = None
+    # BM25 term ids to look up on their own, in the same batch: which of them no chunk contains.
+    probe_terms: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class HybridHits:
     fused: list[Hit]
     dense: list[Hit]
     sparse: list[Hit]
+    unmatched_terms: frozenset[int] = frozenset()  # the probed terms that no chunk (within the filters) has
 
 
 @dataclass
@@ -123,6 +126,11 @@ class IndexManifest:
                 f"{model_id!r} ({dim} dims) is configured; configure the same model, or rebuild the "
                 "index with `bookwise ingest --reindex`"
             )
+
+
+def unmatched_terms(probed: Sequence[int], found: Sequence[bool]) -> frozenset[int]:
+    """The probed BM25 terms whose own search found no chunk (one result per term, in order)."""
+    return frozenset(term for term, hit in zip(probed, found, strict=True) if not hit)
 
 
 def payload_hash(payload: dict[str, Any]) -> str:

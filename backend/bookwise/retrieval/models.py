@@ -178,6 +178,8 @@ class RetrievalResult:
     sufficiency: Sufficiency
     index_version: str
     timings_ms: dict[str, float]
+    # Names in the query ("Firebase", "WebP") that no chunk of the book (within the filters) contains.
+    unknown_names: tuple[str, ...] = ()
 
     @property
     def sufficient_context(self) -> bool:
@@ -189,6 +191,7 @@ class RetrievalResult:
             "sufficient_context": self.sufficient_context,
             "sufficiency": asdict(self.sufficiency),
             "index_version": self.index_version,
+            "unknown_names": list(self.unknown_names),
             "sections": [s.to_source() for s in self.sections],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }

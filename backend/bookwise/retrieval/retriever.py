@@ -44,7 +44,7 @@ from bookwise.retrieval.passage_rank import (
 from bookwise.retrieval.rerank import Reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
-from bookwise.retrieval.topics import topic_text
+from bookwise.retrieval.topics import named_words, topic_text
 from bookwise.settings import Settings
 
 _T = TypeVar("_T")
@@ -285,6 +285,7 @@ class Retriever:
         self._maybe_refresh()
 
         dense, sparse = self._encode(query)
+        names = {word: tuple(self._sparse.query(word).indices) for word in named_words(query)}
         timings["embed"] = (time.perf_counter() - started) * 1000
 
         mark = time.perf_counter()
@@ -297,6 +298,7 @@ class Retriever:
                 rrf_k=settings.retrieval_rrf_k,
                 weights=(settings.retrieval_dense_weight, settings.retrieval_sparse_weight),
                 filters=clean_filters,
+                probe_terms=tuple(sorted({term for terms in names.values() for term in terms})),
             )
         )
         timings["search"] = (time.perf_counter() - mark) * 1000
@@ -317,6 +319,9 @@ class Retriever:
             sufficiency=sufficiency,
             index_version=self.index_version,
             timings_ms=timings,
+            unknown_names=tuple(
+                word for word, terms in names.items() if terms and hits.unmatched_terms.issuperset(terms)
+            ),
         )
 
     def _encode(self, query: str) -> tuple[list[float], SparseVector]:

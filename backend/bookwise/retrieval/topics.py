@@ -37,3 +37,23 @@ def topic_text(query: str) -> str:
     """The query without its stop and generic words; single letters stay ("R", "Q" are symbols)."""
     kept = [t for t in _TOKEN.findall(query) if t.lower() not in GENERIC and t.lower() not in STOP_WORDS]
     return " ".join(kept) or query
+
+
+# A word as a name is spelled: letters and digits, with inner dots, dashes, pluses or hashes (Node.js, C++).
+_NAME = re.compile(r"(?<![\w`])([A-Za-z][A-Za-z0-9+#.-]*[A-Za-z0-9+#])")
+_SENTENCE_END = ".?!:"
+
+
+def named_words(query: str) -> list[str]:
+    """The words of ``query`` spelled as names: with a capital inside (OpenAPI, WebP, S3) or
+    capitalised away from a sentence's start (Firebase, Tailwind). "I" and a sentence's first word
+    are not names; a question typed in lower case has none."""
+    found: list[str] = []
+    for match in _NAME.finditer(query):
+        word = match.group(1)
+        before = query[: match.start()].rstrip(" \"'(`")
+        starts_sentence = not before or before[-1] in _SENTENCE_END
+        inner_capital = any(c.isupper() for c in word[1:])
+        if inner_capital or (word[0].isupper() and not starts_sentence):
+            found.append(word)
+    return list(dict.fromkeys(found))

@@ -8,14 +8,17 @@ URLs, anchors and the widget, not ranking quality.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from apiserver import hash_settings, ingest_hashed
+from apiserver import hash_settings, ingest_hashed, running_api
 from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.site import read_site_config
+from bookwise.retrieval.suggestions import suggest_for_live_index
 from bookwise.settings import Settings
 from docusite import build_fixture_site
 
@@ -37,6 +40,21 @@ def index_example(data_dir: Path, build_dir: Path, **overrides: Any) -> tuple[Se
     settings = hash_settings(data_dir, **overrides)
     report = ingest_hashed(settings, EXAMPLE_SITE, built=load_manifests([build_dir / MANIFEST_NAME]))
     return settings, report
+
+
+@contextmanager
+def serving_example(
+    data_dir: Path, *, llm_url: str | None = None, suggestions: bool = False
+) -> Iterator[str]:
+    """The built example indexed with the hash embedder and served with its site by the API: with the
+    fake LLM at ``llm_url``, or extractive answers without one."""
+    build_dir = build_example()
+    llm: dict[str, Any] = {"llm_base_url": llm_url, "llm_api_key": "test"} if llm_url else {}
+    settings, _ = index_example(data_dir, build_dir, site_dir=build_dir, **llm)
+    if suggestions:
+        suggest_for_live_index(settings)
+    with running_api(settings) as url:
+        yield url
 
 
 def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:

@@ -18,7 +18,7 @@ import pytest
 from apiserver import running_api
 from bookwise.settings import Settings
 from browser import page_without_errors, part, shadow_focus, visit, wait_state
-from examplesite import build_example, index_example
+from examplesite import serving_example
 from fakellm import FakeLLM
 
 pytestmark = pytest.mark.docusaurus
@@ -35,15 +35,7 @@ ANSWER = [
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
-    build_dir = build_example()
-    settings, _ = index_example(
-        tmp_path_factory.mktemp("example-browser"),
-        build_dir,
-        site_dir=build_dir,
-        llm_base_url=llm_server[1],
-        llm_api_key="test",
-    )
-    with running_api(settings) as url:
+    with serving_example(tmp_path_factory.mktemp("example-browser"), llm_url=llm_server[1]) as url:
         yield url
 
 

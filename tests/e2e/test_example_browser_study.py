@@ -17,11 +17,9 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from apiserver import running_api
 from bookwise.generation.prompts import NOT_IN_SELECTION
-from bookwise.retrieval.suggestions import suggest_for_live_index
 from browser import HOST, page_without_errors, part, shadow_focus, visit, wait_state
-from examplesite import build_example, index_example
+from examplesite import serving_example
 from fakellm import FakeLLM
 
 pytestmark = pytest.mark.docusaurus
@@ -35,27 +33,16 @@ SENSORS = "/docs/sensing/sensors"  # in the sidebar's open category on the Kalma
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
-    build_dir = build_example()
-    settings, _ = index_example(
-        tmp_path_factory.mktemp("example-study"),
-        build_dir,
-        site_dir=build_dir,
-        llm_base_url=llm_server[1],
-        llm_api_key="test",
-    )
-    suggest_for_live_index(settings)
-    with running_api(settings) as url:
+    with serving_example(
+        tmp_path_factory.mktemp("example-study"), llm_url=llm_server[1], suggestions=True
+    ) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def no_llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same book without an LLM: every action must still do something honest."""
-    build_dir = build_example()
-    settings, _ = index_example(
-        tmp_path_factory.mktemp("example-study-no-llm"), build_dir, site_dir=build_dir
-    )
-    with running_api(settings) as url:
+    with serving_example(tmp_path_factory.mktemp("example-study-no-llm")) as url:
         yield url
 
 

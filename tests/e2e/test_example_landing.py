@@ -14,9 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from apiserver import running_api
 from browser import page_without_errors, part, visit
-from examplesite import build_example, index_example
+from examplesite import serving_example
 from fakellm import FakeLLM
 
 pytestmark = pytest.mark.docusaurus
@@ -44,25 +43,13 @@ SECTION_TEXT = """(id) => {
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[str]:
-    build_dir = build_example()
-    settings, _ = index_example(
-        tmp_path_factory.mktemp("example-landing"),
-        build_dir,
-        site_dir=build_dir,
-        llm_base_url=llm_server[1],
-        llm_api_key="test",
-    )
-    with running_api(settings) as url:
+    with serving_example(tmp_path_factory.mktemp("example-landing"), llm_url=llm_server[1]) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def no_llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    build_dir = build_example()
-    settings, _ = index_example(
-        tmp_path_factory.mktemp("example-landing-no-llm"), build_dir, site_dir=build_dir
-    )
-    with running_api(settings) as url:
+    with serving_example(tmp_path_factory.mktemp("example-landing-no-llm")) as url:
         yield url
 
 
@@ -146,6 +133,9 @@ def test_without_a_quote_found_the_whole_section_is_highlighted(
         link = part(page, "answer").last.locator("a:not([data-bw=cite])")
     else:  # the page changed since it was indexed
         ask_about_the_ekf_section(page, site_url, fake, f"> {SENTENCE} [1]")
+        # Edited before React hydrates, the server-rendered text would come back (a flaky test on a
+        # loaded machine): the plugin marks <html> once the page has hydrated.
+        page.wait_for_function("() => document.documentElement.hasAttribute('data-bookwise-hydrated')")
         page.evaluate(
             "() => { for (let e = document.getElementById('ekf').nextElementSibling; e.tagName !== 'H2';"
             " e = e.nextElementSibling) e.textContent = 'Gone.'; }"

@@ -96,6 +96,7 @@ def test_a_quoted_sentence_on_this_page_is_highlighted_not_its_whole_section(
     page.wait_for_function("() => location.hash === '#ekf'")
     [marked] = landed(page)
     assert words(marked) == words(SENTENCE)
+    assert marked.endswith("drives.")  # the sentence's full stop is marked with it
     assert len(marked) < len(page.evaluate(SECTION_TEXT, "ekf")) / 4
     # It was below the fold under its heading: scrolled to, the heading now above the window.
     box = page.evaluate(

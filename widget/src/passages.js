@@ -17,6 +17,7 @@ const QUOTE_MARK = /^ {0,3}> ?/gm;
 // between (a formula, an image's alt text, a link written as its URL) does not lose it.
 const ENDS = 6;
 const SLACK = 8; // words the page may have beyond twice the quote's (a code block's title)
+const CLOSING = /^[.,;:!?…)\]"'”’]+/; // the sentence's end after its last word is marked with it
 
 /**
  * The blockquotes of an answer's Markdown that cite source `n` (an extractive answer is made of them).
@@ -101,7 +102,7 @@ function locate(words, quote) {
       const range = document.createRange();
       range.setStart(words[first].node, words[first].start);
       const end = words[last + ends - 1];
-      range.setEnd(end.node, end.end);
+      range.setEnd(end.node, end.end + (end.node.data.slice(end.end).match(CLOSING)?.[0].length ?? 0));
       return range;
     }
   }

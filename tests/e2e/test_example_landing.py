@@ -69,6 +69,9 @@ def ask_about_the_ekf_section(page: Any, site_url: str, fake: FakeLLM, answer: s
     fake.tokens = [answer]
     fake.delay_s = 0.0
     visit(page, f"{site_url}{KALMAN}")
+    # Before React hydrates, the page may still change under the test (the server-rendered text put
+    # back, the code blocks' Ask buttons added): flaky on a loaded machine. The plugin marks <html>.
+    page.wait_for_function("() => document.documentElement.hasAttribute('data-bookwise-hydrated')")
     passage = page.evaluate(
         "() => { let p = document.getElementById('ekf').nextElementSibling;"
         " while (p.tagName !== 'P') p = p.nextElementSibling; return p.textContent.trim(); }"
@@ -134,9 +137,6 @@ def test_without_a_quote_found_the_whole_section_is_highlighted(
         link = part(page, "answer").last.locator("a:not([data-bw=cite])")
     else:  # the page changed since it was indexed
         ask_about_the_ekf_section(page, site_url, fake, f"> {SENTENCE} [1]")
-        # Edited before React hydrates, the server-rendered text would come back (a flaky test on a
-        # loaded machine): the plugin marks <html> once the page has hydrated.
-        page.wait_for_function("() => document.documentElement.hasAttribute('data-bookwise-hydrated')")
         page.evaluate(
             "() => { for (let e = document.getElementById('ekf').nextElementSibling; e.tagName !== 'H2';"
             " e = e.nextElementSibling) e.textContent = 'Gone.'; }"

@@ -116,3 +116,19 @@ def test_a_numbered_list_broken_by_an_example_is_one_list_regression() -> None:
 def test_a_list_that_starts_at_one_again_is_another_list() -> None:
     text = "1. Install.\n\nThen, later:\n\n1. Configure the plugin.\n2. Build the site."
     assert [u.kind for u in split_units(text)] == ["list", "prose", "list"]
+
+
+def test_question_line_quoted_alone_regression() -> None:
+    """ "What is swizzling?" was answered with "Why is it called swizzling?", a <details> summary
+    quoted as a passage of its own: a question on a line of its own heads the answer below it."""
+    text = (
+        "Why is it called swizzling?\n\n"
+        "**The name comes from Objective-C**: method swizzling changes an existing method.\n\n"
+        "Is it safe? Mostly, as the next section explains."
+    )
+    found = passages_of(text)
+    assert [p.kinds for p in found] == [("label", "prose"), ("prose",)]
+    assert found[0].text.startswith("Why is it called swizzling?\n\n**The name comes from")
+    assert all(p.text != "Why is it called swizzling?" for p in found)
+    # A file name's dot is no sentence end: still one question.
+    assert split_units("Can I edit docusaurus.config.js?")[0].kind == "label"

@@ -3,8 +3,9 @@
 A section's assembled text is its parsed blocks (paragraphs, lists, code fences, tables, admonition
 labels) joined by blank lines, so the blocks come back by splitting outside code fences. A passage
 is one block, or a block with what it cannot stand without: a list, code block or table with the
-sentence that introduces it, an admonition's body with its label. Nothing is ever cut inside a
-block, so a passage never starts or stops mid-sentence.
+sentence that introduces it, an admonition's body with its label, an answer with the question line
+above it (a ``<details>`` summary, an FAQ entry). Nothing is ever cut inside a block, so a passage
+never starts or stops mid-sentence.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
 _ORDERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.M)
 RESUME_WITHIN = 3  # blocks between two halves of a numbered list that are read as one list
 _LABEL = re.compile(r"^\*\*[^*\n]+\*\*:?$")  # an admonition's title or a bold pseudo-heading
+# One question on a line of its own: a <details> summary or an FAQ entry, which heads its answer.
+_QUESTION_LINE = re.compile(r"^(?![^\n]*[.!?]\s)[^\n]{3,160}\?$")  # one sentence ("docusaurus.config.js?" is)
 _GAP = "…"
 # A Markdown link or image: only its text is quoted. Its target is a source file path
 # (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
@@ -91,7 +94,7 @@ def _kind(block: str) -> UnitKind:
         return "table"
     if _LIST_ITEM.match(lines[0]):
         return "list"
-    if len(lines) == 1 and _LABEL.match(block.strip()):
+    if len(lines) == 1 and (_LABEL.match(block.strip()) or _QUESTION_LINE.match(block.strip())):
         return "label"
     return "prose"
 

@@ -77,3 +77,28 @@ def test_two_distant_hits_are_joined_by_an_ellipsis() -> None:
 def test_a_hit_larger_than_the_budget_is_still_returned() -> None:
     built = assemble(SECTION, [2], budget_tokens=1, count_tokens=words)
     assert built.chunk_indices == (2,)
+
+
+TABLE_SECTION = [
+    SectionChunk(0, "Options of the plugin:\n\n| Name | Default |\n| --- | --- |\n| `a` | 1 |\n| `b` | 2 |"),
+    SectionChunk(1, "| `c` | 3 |\n| `d` | 4 |"),
+    SectionChunk(2, "| `e` | 5 |\n| `f` | 6 |"),
+    SectionChunk(3, "Some closing words about the options."),
+]
+
+
+def test_table_rows_without_their_header_regression() -> None:
+    """A long front matter table, split by rows, was quoted from its middle without the header row:
+    no Markdown table, and no column names. A run that starts inside a table gets its header back."""
+    built = assemble(TABLE_SECTION, [2], budget_tokens=16, count_tokens=words)
+    assert built.chunk_indices == (2, 3)
+    assert built.text.startswith("…\n\n| Name | Default |\n| --- | --- |\n| `e` | 5 |")
+
+
+def test_adjacent_chunks_and_tables_with_their_own_header_are_left_as_they_are() -> None:
+    whole = assemble(TABLE_SECTION, [1], budget_tokens=1000, count_tokens=words)
+    assert whole.text.count("| Name | Default |") == 1
+    own = [SectionChunk(0, "Intro."), SectionChunk(1, "Prose.\n\n| x | y |\n| - | - |\n| 1 | 2 |")]
+    assert "| Name" not in assemble(own, [1], budget_tokens=3, count_tokens=words).text
+    prose_first = [SectionChunk(0, "Intro words here."), SectionChunk(1, "| 1 | 2 |")]
+    assert assemble(prose_first, [1], budget_tokens=5, count_tokens=words).text == "…\n\n| 1 | 2 |"

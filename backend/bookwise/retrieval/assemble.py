@@ -3,17 +3,20 @@
 Consecutive chunks of a section repeat a few sentences (the chunker's overlap); joining them drops
 the repetition. When the whole section does not fit the budget, the chunks that matched the query
 are kept first, then their neighbours, nearest first; runs that are not adjacent are joined by an
-ellipsis so the reader (and the model) can see that text was left out.
+ellipsis so the reader (and the model) can see that text was left out. A run that starts inside a
+table the chunker split by rows gets that table's header back: rows without it are no Markdown table.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 GAP = "\n\n…\n\n"
 _MIN_OVERLAP = 8  # characters; shorter coincidences ("." or "a ") are not the chunker's overlap
+_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,30 @@ def join_overlapping(previous: str, following: str) -> str:
             return previous + following[len(previous) - position :]
         position = previous.find(following[0], position + 1)
     return f"{previous}\n\n{following}"
+
+
+def _is_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+def table_header(earlier: list[str], text: str) -> str:
+    """The header and delimiter rows of the table ``text`` starts inside, found in the ``earlier``
+    chunks of its section (nearest last), or "" when ``text`` does not continue a table."""
+    lines = text.split("\n")
+    if not _is_row(lines[0]) or (len(lines) > 1 and _DELIMITER_ROW.match(lines[1])):
+        return ""  # not a table, or a table with its own header
+    above: list[str] = []
+    for chunk in reversed(earlier):
+        chunk_lines = chunk.split("\n")
+        start = len(chunk_lines)
+        while start > 0 and _is_row(chunk_lines[start - 1]):
+            start -= 1
+        above = chunk_lines[start:] + above
+        if start > 0:  # the table starts in this chunk
+            break
+    if len(above) >= 2 and _DELIMITER_ROW.match(above[1]):
+        return "\n".join(above[:2])
+    return ""
 
 
 def _unique_in_order(chunks: Iterable[SectionChunk]) -> list[SectionChunk]:
@@ -100,6 +127,9 @@ def assemble(
     previous = -2
     for position in sorted(chosen):
         piece = ordered[position].text
+        if position != previous + 1:
+            header = table_header([c.text for c in ordered[:position]], piece)
+            piece = f"{header}\n{piece}" if header else piece
         if not text:
             text = piece
         elif position == previous + 1:

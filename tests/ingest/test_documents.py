@@ -116,6 +116,23 @@ def test_an_mdx_code_block_is_read_as_the_page_own_mdx_regression() -> None:
     assert section.flags.has_code
 
 
+def test_magic_comments_quoted_in_code_regression() -> None:
+    """Quoted code carried ``// highlight-start`` and ``// highlight-end`` lines, which the site never
+    shows (Docusaurus strips its magic comments) and a reader's copy button would paste."""
+    text = (
+        "## Config\n\n```js\nexport default {\n  // highlight-next-line\n  a: 1,\n  // highlight-start\n"
+        "  b: 2,\n  // highlight-end\n  // a real comment about highlight-start\n};\n```\n\n"
+        "```jsx\n{/* highlight-start */}\n<Tabs />\n{/* highlight-end */}\n```\n\n"
+        "```bash\n# highlight-next-line\nnpm run build\n```\n\n"
+        "```html\n<!-- highlight-start -->\n<p>x</p>\n<!-- highlight-end -->\n```\n"
+    )
+    (section,) = build(text).sections
+    body = "\n".join(b.text for b in section.blocks)
+    assert "highlight-next-line" not in body and "highlight-end" not in body
+    assert "  a: 1,\n  b: 2,\n  // a real comment about highlight-start\n};" in body
+    assert "<Tabs />" in body and "npm run build" in body and "<p>x</p>" in body
+
+
 def test_char_offsets_point_into_the_source_file() -> None:
     text = "---\ntitle: T\n---\n\n## First\n\nAlpha paragraph.\n\n## Second\n\nBeta paragraph.\n"
     doc = build(text)

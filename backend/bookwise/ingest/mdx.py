@@ -32,6 +32,11 @@ _TITLE_ATTR = re.compile(r"""title=(?:"([^"]*)"|'([^']*)')""")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 # Matched against the stripped line: a leading and a trailing ``\s*`` beside ``\s*`` was quadratic.
 _TABLE_DELIM = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+# Docusaurus' default magic comments: the site renders the code without these lines (they only mark
+# highlighted lines), so a quoted or copied block must not carry them either.
+_MAGIC_COMMENT = re.compile(
+    r"^\s*(?://|#|--|%|;;?|/\*|\{\s*/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\s*\}?|-->)?\s*$"
+)
 _MATH = re.compile(r"\$\$|\\\(|\$[^$\s][^$]*\$")
 _IMAGE = re.compile(r"!\[[^\]]*\]\(|<img\b", re.I)
 
@@ -145,7 +150,9 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
             # An unclosed fence runs to the end of the file, as in CommonMark.
             close_end = lines[min(j, len(lines) - 1)][2]
             code = "\n".join(
-                ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln, _, _ in lines[i + 1 : j]
+                ln[len(indent) :] if ln.startswith(indent) else ln.lstrip()
+                for ln, _, _ in lines[i + 1 : j]
+                if not _MAGIC_COMMENT.match(ln)
             )
             title_match = _TITLE_ATTR.search(info)
             title = (title_match.group(1) or title_match.group(2)) if title_match else ""

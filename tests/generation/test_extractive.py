@@ -125,3 +125,17 @@ def test_the_decline_names_what_the_book_never_mentions() -> None:
     assert not_covered_text(()) == NOT_COVERED
     assert "it never mentions “Firebase”." in not_covered_text(("Firebase",))
     assert "it never mentions “IPFS”, “Fleek” or “Pinata”." in not_covered_text(("IPFS", "Fleek", "Pinata"))
+
+
+def test_the_same_warning_from_two_pages_quoted_twice_regression() -> None:
+    """ "Which remark-math should I install?" quoted "Make sure to use `remark-math 6`…" from the
+    migration guide, then again under **Warning** from the math page: the answer repeated itself."""
+
+    def passage(section: int, text: str, kinds: tuple[str, ...], score: float) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, kinds, 0), score, dense=score, coverage=score)  # type: ignore[arg-type]
+
+    warning = "Make sure to use `remark-math 6` and `rehype-katex 7`.\nOther versions may not work."
+    best = passage(0, f"{warning}\n\n```diff\n+ remark-math\n```", ("prose", "code"), 1.0)
+    again = passage(1, f"**Warning**\n\n{' '.join(warning.split())}", ("label", "prose"), 0.95)
+    steps = passage(1, "Install the `remark-math` and `rehype-katex` plugins.", ("prose",), 0.9)
+    assert [c.passage.text for c in choose([best, again, steps])] == [best.passage.text, steps.passage.text]

@@ -72,7 +72,7 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
     for candidate in ranked:
         if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
             break
-        if any(_overlaps(candidate, c) for c in chosen):
+        if any(_overlaps(candidate, c) or _repeats(candidate, c) for c in chosen):
             continue
         if chosen and _leans_back(candidate) and not any(_continues(candidate, c) for c in chosen):
             continue
@@ -143,6 +143,17 @@ def _overlaps(a: ScoredPassage, b: ScoredPassage) -> bool:
     if a.passage.section != b.passage.section:
         return False
     return a.passage.position < _end(b) and b.passage.position < _end(a)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _repeats(candidate: ScoredPassage, chosen: ScoredPassage) -> bool:
+    """``candidate`` says nothing ``chosen`` does not: the same warning on two pages (a migration guide
+    and the feature's page), quoted twice, read as the answer repeating itself."""
+    body = [u.text for u in split_units(candidate.passage.text) if u.kind != "label"]
+    return bool(body) and _flat("\n\n".join(body)) in _flat(chosen.passage.text)
 
 
 def cite(markdown: str, n: int) -> str:

@@ -12,7 +12,7 @@ from bookwise.errors import IndexNotFoundError, InvalidRequestError, ModelMismat
 from bookwise.index.build import run_ingest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
-from bookwise.index.store import IndexStore
+from bookwise.index.store import HybridHits, HybridQuery, IndexStore
 from bookwise.ingest.site import read_site_config
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
@@ -240,3 +240,21 @@ def test_names_the_book_never_mentions_are_reported_on_both_backends(
     # Within the filters: a name the book has, but not in the part searched, is unknown there.
     filtered = retriever.search("Where do Quokkas live?", filters={"module": ["Basics"]})
     assert filtered.unknown_names == ("Quokkas",)
+
+
+def test_locating_a_selection_does_not_probe_its_names(book: tuple[Settings, IndexStore]) -> None:
+    # Finding a selection's section reads only the best section: one Qdrant lookup per name is waste.
+    retriever = retriever_for(book)
+    sent: list[HybridQuery] = []
+    hybrid = retriever._reader.hybrid
+
+    def recording(query: HybridQuery) -> HybridHits:
+        sent.append(query)
+        return hybrid(query)
+
+    retriever._reader.hybrid = recording  # type: ignore[method-assign]
+    page = retriever.chunk_payloads()[0]["page_url"]
+    assert retriever.locate(page, heading_id=None, text="The Quokkas store moved to Firebase.") is not None
+    assert sent and all(query.probe_terms == () for query in sent)
+    retriever.search("How do I deploy the Quokkas store to Firebase?")
+    assert sent[-1].probe_terms

@@ -231,7 +231,7 @@ class Retriever:
         attempts: list[Filters] = [{"page_url": pages, "anchor": [heading_id]}] if heading_id else []
         attempts.append({"page_url": pages})
         for filters in attempts:
-            found = self._run(query, 1, filters).sections
+            found = self._run(query, 1, filters, probe_names=False).sections
             if found:
                 return found[0]
         return None
@@ -278,14 +278,21 @@ class Retriever:
         """Any blocking read of this retriever in a worker thread (bounded like the searches)."""
         return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
-    def _run(self, query: str, top_k: int, clean_filters: Filters | None) -> RetrievalResult:
+    def _run(
+        self, query: str, top_k: int, clean_filters: Filters | None, *, probe_names: bool = True
+    ) -> RetrievalResult:
+        """One search; ``probe_names`` also looks up the query's names one by one (``unknown_names``),
+        which locating a selection's section never reads."""
         settings = self.settings
         timings: dict[str, float] = {}
         started = time.perf_counter()
         self._maybe_refresh()
 
         dense, sparse = self._encode(query)
-        names = {word: tuple(self._sparse.query(word).indices) for word in named_words(query)}
+        names = {
+            word: tuple(self._sparse.query(word).indices)
+            for word in (named_words(query) if probe_names else ())
+        }
         timings["embed"] = (time.perf_counter() - started) * 1000
 
         mark = time.perf_counter()

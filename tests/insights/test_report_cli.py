@@ -46,6 +46,7 @@ def logged(settings: Settings) -> list[QuestionRecord]:
         question("Can a quokka eat bread?", 1, 5, outcome="not_covered", evidence=0.1, version="2.0"),
         question("can quokkas eat bread", 2, 5, outcome="not_covered", evidence=0.1),
         question("How do I vaccinate a quokka?", 2, 6, outcome="not_covered", evidence=0.2),
+        question("Does the Vegemite brand suit marsupials?", 2, 7, outcome="not_covered", evidence=0.1),
     ]
     store = open_store(settings.resolved_feedback_db)
     try:
@@ -76,11 +77,16 @@ def test_insights_writes_the_html_json_csv_and_the_questions_to_label(
     assert gaps[0]["size"] == 2 and "bread" in gaps[0]["label"]  # the two bread phrasings, one gap
     # The closest section, from the index: the one that says never to feed bread.
     assert gaps[0]["sections"][0]["url"].endswith("/docs/care/feeding#evening-feed")
+    # A name no chunk of the book holds is listed with its gap ("Vegemite"); "quokka" is in the book.
+    names = {gap["label"]: gap["unknown_names"] for gap in gaps}
+    assert names["Does the Vegemite brand suit marsupials?"] == ["Vegemite"]
+    assert gaps[0]["unknown_names"] == [] and names["How do I vaccinate a quokka?"] == []
     html = out.read_text(encoding="utf-8")
     assert 'data-chart="questions-per-day"' in html and "Can a quokka eat bread?" in html
+    assert "the book never mentions: <b>Vegemite</b>" in html
     exported = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
     assert {row["type"] for row in exported} == {"unanswerable", "factoid"}
-    assert len(exported) == 4  # two bread phrasings, the vaccine one, the voted-down one
+    assert len(exported) == 5  # two bread phrasings, the vaccine and Vegemite ones, the voted-down one
 
 
 def test_insights_filters_by_day_and_version(book: tuple[Settings, list[QuestionRecord]]) -> None:

@@ -101,6 +101,22 @@ def test_each_cluster_gets_the_closest_sections_its_label_finds() -> None:
     assert gap_clusters([], EMBED, search) == []
 
 
+def test_each_cluster_lists_the_names_its_phrasings_ask_about_that_the_book_never_mentions() -> None:
+    probed: list[str] = []
+
+    def unknown(question: str) -> list[str]:
+        probed.append(question)
+        return [word for word in question.split() if word in ("Firebase", "Netlify")]
+
+    asked = ["deploy to Firebase Hosting", "deploy to Firebase Hosting", "deploy on Netlify or Firebase"]
+    asked += [f"later phrasing {n}" for n in range(6)]  # sorted after the two above
+    gaps = [_gap(text, n) for n, text in enumerate(asked)]
+    (cluster,) = gap_clusters(gaps, lambda texts: [[1.0, 0.0] for _ in texts], unknown_names=unknown)
+    assert cluster.unknown_names == ["Firebase", "Netlify"]  # in the most phrasings first
+    assert len(probed) == 5  # the most asked phrasings only, each once
+    assert gap_clusters(gaps, lambda texts: [[1.0, 0.0] for _ in texts])[0].unknown_names == []
+
+
 def brute_force(vectors: np.ndarray, threshold: float, weights: np.ndarray) -> list[list[int]]:
     """Average linkage the slow way: the best pair of the whole matrix at every merge."""
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

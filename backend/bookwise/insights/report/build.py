@@ -19,6 +19,7 @@ from bookwise.insights.report.gaps import (
     Embed,
     GapCluster,
     Search,
+    UnknownNames,
     gap_clusters,
     gap_questions,
 )
@@ -62,8 +63,10 @@ def build_report(
     low_evidence: float = LOW_EVIDENCE,
     now: datetime | None = None,
     site_url: str = "",
+    unknown_names: UnknownNames | None = None,
 ) -> Report:
-    """``embed`` is the index's embedder (``embed_documents``); ``search`` finds the closest sections."""
+    """``embed`` is the index's embedder (``embed_documents``); ``search`` finds the closest sections;
+    ``unknown_names`` the names in a question the book never mentions."""
     log_filter = log_filter or LogFilter()
     chosen, kept = agg.select(questions, feedback, log_filter)
     gaps = gap_questions(chosen, kept, low_evidence=low_evidence)
@@ -77,7 +80,9 @@ def build_report(
         cited_pages=agg.cited_pages(chosen),
         highlight_pages=agg.highlight_pages(chosen),
         page_feedback=agg.page_feedback(chosen, kept),
-        gaps=gap_clusters(gaps, embed, search, threshold=similarity, limit=GAPS_SHOWN),
+        gaps=gap_clusters(
+            gaps, embed, search, threshold=similarity, limit=GAPS_SHOWN, unknown_names=unknown_names
+        ),
         gap_questions=len(gaps),
         similarity=similarity,
         site_url=site_url,

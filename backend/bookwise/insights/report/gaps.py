@@ -7,6 +7,10 @@ merge while the mean similarity between their members is at least a threshold. A
 chosen over single linkage (which chains unrelated questions through one bridging phrasing) and
 over k-means (which needs the number of gaps in advance); the threshold is measured by
 ``scripts/bench_insights_clusters.py``.
+
+Each group also lists the names its questions ask about that the book never mentions (retrieval's
+``unknown_names``: "Firebase", "Tailwind"), the plainest kind of gap: a page to write, not a section
+to improve.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ GAP_SIMILARITY = 0.5
 LOW_EVIDENCE = default_model().threshold
 MAX_GAP_TEXTS = 2000  # distinct phrasings clustered (the most asked): keeps the O(n²) matrix small
 SECTIONS_PER_GAP = 3
+PHRASINGS_PROBED = 5  # a group's most asked phrasings looked up for names the book never mentions
 # A question about a highlighted passage ("what does this mean?") or a study action is about a page
 # the book has; its thumbs down counts in the page's feedback rate, not as a missing topic.
 GAP_MODES = frozenset({"normal", "search"})
@@ -46,6 +51,7 @@ class ClosestSection:
 
 
 Search = Callable[[str], Sequence[ClosestSection]]
+UnknownNames = Callable[[str], Sequence[str]]  # the names in a question that no chunk of the book holds
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,7 @@ class GapCluster:
     pages: list[str]  # where readers asked from, most first
     last_asked: datetime
     sections: list[ClosestSection] = field(default_factory=list)
+    unknown_names: list[str] = field(default_factory=list)  # most asked first
 
 
 def gap_clusters(
@@ -156,8 +163,10 @@ def gap_clusters(
     *,
     threshold: float = GAP_SIMILARITY,
     limit: int | None = None,
+    unknown_names: UnknownNames | None = None,
 ) -> list[GapCluster]:
-    """The gaps grouped by meaning, biggest first; each with the book's closest sections."""
+    """The gaps grouped by meaning, biggest first; each with the book's closest sections and the
+    names its phrasings ask about that the book never mentions."""
     by_text: dict[str, list[GapQuestion]] = defaultdict(list)
     for g in gaps:
         by_text[normalize(g.question)].append(g)
@@ -173,6 +182,8 @@ def gap_clusters(
     ]
     groups.sort(key=lambda c: (-c.size, -c.reasons.get("thumbs_down", 0), -c.last_asked.timestamp(), c.label))
     groups = groups[:limit] if limit is not None else groups
+    if unknown_names is not None:
+        groups = [_with_unknown_names(c, unknown_names) for c in groups]
     if search is None:
         return groups
     return [_with_sections(c, search) for c in groups]
@@ -206,3 +217,10 @@ def _describe(
 
 def _with_sections(cluster: GapCluster, search: Search) -> GapCluster:
     return replace(cluster, sections=list(search(cluster.label))[:SECTIONS_PER_GAP])
+
+
+def _with_unknown_names(cluster: GapCluster, unknown_names: UnknownNames) -> GapCluster:
+    counted: Counter[str] = Counter()
+    for phrasing in cluster.phrasings[:PHRASINGS_PROBED]:  # most asked first
+        counted.update(dict.fromkeys(unknown_names(phrasing), 1))
+    return replace(cluster, unknown_names=[name for name, _ in counted.most_common()])

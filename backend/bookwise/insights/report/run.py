@@ -18,7 +18,13 @@ from bookwise.insights.report.build import (
     report_csv,
     report_json,
 )
-from bookwise.insights.report.gaps import LOW_EVIDENCE, SECTIONS_PER_GAP, ClosestSection, Search
+from bookwise.insights.report.gaps import (
+    LOW_EVIDENCE,
+    SECTIONS_PER_GAP,
+    ClosestSection,
+    Search,
+    UnknownNames,
+)
 from bookwise.insights.report.render import render_html
 
 if TYPE_CHECKING:
@@ -33,18 +39,19 @@ class Outputs:
     export: Path | None = None
 
 
+def _filters(log_filter: LogFilter) -> dict[str, list[str]] | None:
+    """The report's version and locale as search filters."""
+    pairs = (("version", log_filter.version), ("locale", log_filter.locale))
+    return {name: [value] for name, value in pairs if value} or None
+
+
 def section_search(retriever: Retriever, log_filter: LogFilter) -> Search:
     """The book's closest sections to a gap's label, in the report's version and locale."""
-    filters = {
-        name: [value]
-        for name, value in (("version", log_filter.version), ("locale", log_filter.locale))
-        if value
-    }
-
+    filters = _filters(log_filter)
     site = retriever.site_url
 
     def search(label: str) -> Sequence[ClosestSection]:
-        result = retriever.search(label, top_k=SECTIONS_PER_GAP, filters=filters or None)
+        result = retriever.search(label, top_k=SECTIONS_PER_GAP, filters=filters)
         return [
             ClosestSection(
                 title=" › ".join([*s.breadcrumb, s.heading_text]) if s.heading_text else s.title,
@@ -55,6 +62,16 @@ def section_search(retriever: Retriever, log_filter: LogFilter) -> Search:
         ]
 
     return search
+
+
+def names_search(retriever: Retriever, log_filter: LogFilter) -> UnknownNames:
+    """The names in a question that no chunk of the report's version and locale holds."""
+    filters = _filters(log_filter)
+
+    def unknown(question: str) -> Sequence[str]:
+        return retriever.search(question, top_k=1, filters=filters).unknown_names
+
+    return unknown
 
 
 def html_report(log: Log, log_filter: LogFilter, retriever: Retriever) -> str:
@@ -74,6 +91,7 @@ def _report(
         log_filter,
         embed=retriever.embedder.embed_documents,
         search=section_search(retriever, log_filter),
+        unknown_names=names_search(retriever, log_filter),
         low_evidence=_threshold(retriever.settings.sufficiency_threshold),
         site_url=retriever.site_url,
     )

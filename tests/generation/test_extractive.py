@@ -139,3 +139,23 @@ def test_the_same_warning_from_two_pages_quoted_twice_regression() -> None:
     again = passage(1, f"**Warning**\n\n{' '.join(warning.split())}", ("label", "prose"), 0.95)
     steps = passage(1, "Install the `remark-math` and `rehype-katex` plugins.", ("prose",), 0.9)
     assert [c.passage.text for c in choose([best, again, steps])] == [best.passage.text, steps.passage.text]
+
+
+def test_a_later_step_quoted_before_the_step_it_follows_regression() -> None:
+    """ "How do I add a blog?" quoted "Then, add an item link to your blog…" before "To set up your
+    site's blog, start by creating a `blog` directory.": steps of one section read in the book's order."""
+
+    def passage(section: int, position: int, text: str, score: float) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, ("prose",), position), score, dense=score, coverage=score)
+
+    then = passage(0, 4, "Then, add an item link to your blog.", 1.0)
+    other = passage(1, 0, "You can add another blog with a second plugin.", 0.95)
+    first = passage(0, 1, "To set up your site's blog, start by creating a `blog` directory.", 0.9)
+    assert [c.passage.text for c in choose([then, other, first])] == [
+        first.passage.text,
+        then.passage.text,
+        other.passage.text,
+    ]
+    # Without the earlier step, or when it already leads, nothing moves.
+    assert choose([then, other]) == [then, other]
+    assert choose([first, then]) == [first, then]

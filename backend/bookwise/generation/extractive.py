@@ -58,6 +58,9 @@ _LEANS_BACK = re.compile(
     r"^[>*_\s]*(?:its|it|this|that|these|those|they|their|them|such)\b",
     re.IGNORECASE,
 )
+# A passage that opens as a later step ("Then, add an item link…") is read after the earlier step of
+# its section when both are quoted, whichever scored higher.
+_LATER_STEP = re.compile(r"^[>*_\s]*(?:then|next|after that|afterwards|finally|lastly)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,27 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
         chosen.append(grown if not any(_overlaps(grown, c) for c in chosen) else candidate)
         if len(chosen) == limit:
             break
-    return _with_completing_code(chosen, ranked, limit)
+    return _in_step_order(_with_completing_code(chosen, ranked, limit))
+
+
+def _in_step_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
+    """Passages of one section in reading order when a later one opens as the next step ("Then, …"):
+    the steps read as the book gives them (their citation number is the same)."""
+    ordered = list(chosen)
+    for step in chosen:
+        if not _LATER_STEP.match(step.passage.text):
+            continue
+        earlier = [
+            p
+            for p in ordered
+            if p.passage.section == step.passage.section and p.passage.position < step.passage.position
+        ]
+        at = ordered.index(step)
+        if earlier and ordered.index(earlier[0]) > at:
+            for p in earlier:
+                ordered.remove(p)
+            ordered[at:at] = sorted(earlier, key=lambda p: p.passage.position)
+    return ordered
 
 
 def _with_completing_code(

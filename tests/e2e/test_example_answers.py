@@ -170,7 +170,10 @@ def test_trailing_slash_leads_with_the_trailing_slash_reference(docs: Answerer) 
 def test_github_pages_deploy_is_answered_with_whole_passages(docs: Answerer) -> None:
     answer = ask(docs, "How can I deploy my site to GitHub Pages?")
     assert answer.done["answer_kind"] == "extractive"
-    assert "GitHub Pages" in answer.first_source() or "github-pages" in answer.sources[0]["url"]
+    # The deployment guide's GitHub Pages part leads ("Deploying to GitHub Pages", or its "Deploy" step).
+    assert answer.sources[0]["url"].split("#")[0].endswith("/docs/deployment"), answer.first_source()
     assert "Deploys your site with GitHub Pages.\n" not in answer.text  # no bare step label
     quoted = answer.text.split("\n\n", 1)[1]
     assert len(quoted.split()) > 25
+    # The command itself, with the sentence before the tabs ("Finally, to deploy your site…, run:").
+    assert "GIT_USER=<GITHUB_USERNAME> yarn deploy" in answer.text

@@ -132,3 +132,21 @@ def test_question_line_quoted_alone_regression() -> None:
     assert all(p.text != "Why is it called swizzling?" for p in found)
     # A file name's dot is no sentence end: still one question.
     assert split_units("Can I edit docusaurus.config.js?")[0].kind == "label"
+
+
+def test_the_sentence_before_tabs_dropped_regression() -> None:
+    """ "How can I deploy my site to GitHub Pages?" never quoted "Finally, to deploy your site to
+    GitHub Pages, run:": the tabs' label ("Bash:") stood between it and the command, so the sentence
+    introduced nothing. It introduces the first tab's label and block."""
+    text = (
+        "Finally, to deploy your site to GitHub Pages, run:\n\n"
+        "Bash: \n\n```bash\nGIT_USER=me yarn deploy\n```\n\n"
+        "Windows: \n\n```batch\ncmd /C yarn deploy\n```"
+    )
+    found = passages_of(text)
+    assert found[0].kinds == ("prose", "prose", "code")
+    assert found[0].text.startswith("Finally, to deploy your site to GitHub Pages, run:\n\nBash:")
+    assert found[0].text.endswith("GIT_USER=me yarn deploy\n```")
+    # A longer paragraph ending in a colon is no tab label: the sentence is still not quoted alone.
+    prose = "Run this:\n\nThe next command builds the site and serves it:\n\nSome words."
+    assert all(not p.text.startswith("Run this:") for p in passages_of(prose))

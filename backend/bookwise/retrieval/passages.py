@@ -32,6 +32,7 @@ _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
 _CLOSERS = "\"'”’)*_`"
 MIN_WORDS = 3  # a prose or list unit with fewer words is no passage on its own
+TAB_LABEL_WORDS = 3  # "Bash:", "npm:", "Windows:": a tab's label, as ingest writes it, is this short
 LEAD_MAX_WORDS = 80  # a paragraph this long introduces a code block or table; a longer one stands alone
 
 
@@ -197,6 +198,8 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
             if introduced:
                 assert following is not None
                 parts.append(following)
+            elif (tab := _tab_after(units, i + 1)) is not None:
+                parts += tab
             elif _introduces(unit):
                 continue
         text = "\n\n".join(p.text for p in parts)
@@ -211,6 +214,16 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
             )
         )
     return found
+
+
+def _tab_after(units: list[Unit], start: int) -> list[Unit] | None:
+    """A tab's label and the block under it ("Bash:" then the command), when they start at ``start``:
+    "Finally, to deploy your site, run:" introduces the first tab's block, not the label alone."""
+    if start + 1 >= len(units):
+        return None
+    label, block = units[start], units[start + 1]
+    is_label = label.kind == "prose" and _introduces(label) and len(label.text.split()) <= TAB_LABEL_WORDS
+    return [label, block] if is_label and block.kind in ("list", "code", "table") else None
 
 
 def _short(unit: Unit) -> bool:

@@ -159,3 +159,24 @@ def test_a_later_step_quoted_before_the_step_it_follows_regression() -> None:
     # Without the earlier step, or when it already leads, nothing moves.
     assert choose([then, other]) == [then, other]
     assert choose([first, then]) == [first, then]
+
+
+def test_bare_code_from_another_section_quoted_as_a_further_passage_regression() -> None:
+    """The global-components answer's second quote was a lone code block from another page
+    (`import Highlight from …`), with no sentence to say what it shows. A further passage that is
+    bare code is quoted only right after the passage it continues; a table names its columns."""
+
+    def passage(
+        section: int, position: int, text: str, kinds: tuple[str, ...], score: float
+    ) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, kinds, position), score, dense=score, coverage=score)  # type: ignore[arg-type]
+
+    best = passage(0, 0, "Register the component in the global scope.", ("prose",), 1.0)
+    bare = passage(
+        1, 3, "```md\nimport Highlight from '@site/src/components/Highlight';\n```", ("code",), 0.95
+    )
+    table = passage(2, 0, "| Name | Default |\n| --- | --- |\n| `a` | 1 |", ("table",), 0.9)
+    prose = passage(3, 0, "And now you can use it in every page.", ("prose",), 0.85)
+    assert [c.passage.section for c in choose([best, bare, table, prose])] == [0, 2, 3]
+    follows = passage(0, 1, "```js\nexport default {...MDXComponents};\n```", ("code",), 0.7)
+    assert [c.passage.section for c in choose([best, follows, prose])] == [0, 0, 3]

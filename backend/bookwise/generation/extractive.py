@@ -77,7 +77,7 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
             break
         if any(_overlaps(candidate, c) or _repeats(candidate, c) for c in chosen):
             continue
-        if chosen and _leans_back(candidate) and not any(_continues(candidate, c) for c in chosen):
+        if chosen and _needs_context(candidate) and not any(_continues(candidate, c) for c in chosen):
             continue
         grown = _with_what_it_introduces(candidate, ranked)
         chosen.append(grown if not any(_overlaps(grown, c) for c in chosen) else candidate)
@@ -146,6 +146,12 @@ def _with_what_it_introduces(scored: ScoredPassage, ranked: Sequence[ScoredPassa
         if same_start and pair and len(other.passage.text) <= INTRODUCED_MAX_CHARS:
             return other
     return scored
+
+
+def _needs_context(scored: ScoredPassage) -> bool:
+    """A further passage that cannot be read on its own: it points back ("Its third column…"), or it is
+    bare code, with no sentence to say what it shows (a table names its columns)."""
+    return _leans_back(scored) or scored.passage.kinds == ("code",)
 
 
 def _leans_back(scored: ScoredPassage) -> bool:

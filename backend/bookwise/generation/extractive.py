@@ -75,7 +75,7 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
     for candidate in ranked:
         if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
             break
-        if any(_overlaps(candidate, c) or _repeats(candidate, c) for c in chosen):
+        if any(_overlaps(candidate, c) for c in chosen) or _said_before(candidate, chosen):
             continue
         if chosen and _needs_context(candidate) and not any(_continues(candidate, c) for c in chosen):
             continue
@@ -178,11 +178,14 @@ def _flat(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def _repeats(candidate: ScoredPassage, chosen: ScoredPassage) -> bool:
-    """``candidate`` says nothing ``chosen`` does not: the same warning on two pages (a migration guide
-    and the feature's page), quoted twice, read as the answer repeating itself."""
-    body = [u.text for u in split_units(candidate.passage.text) if u.kind != "label"]
-    return bool(body) and _flat("\n\n".join(body)) in _flat(chosen.passage.text)
+def _said_before(candidate: ScoredPassage, chosen: Sequence[ScoredPassage]) -> bool:
+    """``candidate`` says nothing a chosen passage does not: the same warning on two pages (a migration
+    guide and the feature's page), quoted twice, read as the answer repeating itself. A label only
+    ever leads a passage (its first block, one line), so the body is what follows it."""
+    passage = candidate.passage
+    body = passage.text.partition("\n\n")[2] if passage.kinds[0] == "label" else passage.text
+    flat = _flat(body)
+    return bool(flat) and any(flat in _flat(c.passage.text) for c in chosen)
 
 
 def cite(markdown: str, n: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from bookwise.insights.report.gaps import (
 from bookwise.insights.report.render import render_html
 
 if TYPE_CHECKING:
+    from bookwise.retrieval.models import RetrievalResult
     from bookwise.retrieval.retriever import Retriever
 
 
@@ -39,39 +41,32 @@ class Outputs:
     export: Path | None = None
 
 
-def _filters(log_filter: LogFilter) -> dict[str, list[str]] | None:
-    """The report's version and locale as search filters."""
+def gap_lookups(retriever: Retriever, log_filter: LogFilter) -> tuple[Search, UnknownNames]:
+    """What the report looks up for its gaps, in its version and locale: the book's closest sections
+    to a gap's label, and the names in a phrasing that no chunk holds. One search per text serves
+    both (a gap's label is also one of its phrasings)."""
     pairs = (("version", log_filter.version), ("locale", log_filter.locale))
-    return {name: [value] for name, value in pairs if value} or None
-
-
-def section_search(retriever: Retriever, log_filter: LogFilter) -> Search:
-    """The book's closest sections to a gap's label, in the report's version and locale."""
-    filters = _filters(log_filter)
+    filters = {name: [value] for name, value in pairs if value} or None
     site = retriever.site_url
 
+    @functools.cache
+    def found(text: str) -> RetrievalResult:
+        return retriever.search(text, top_k=SECTIONS_PER_GAP, filters=filters)
+
     def search(label: str) -> Sequence[ClosestSection]:
-        result = retriever.search(label, top_k=SECTIONS_PER_GAP, filters=filters)
         return [
             ClosestSection(
                 title=" › ".join([*s.breadcrumb, s.heading_text]) if s.heading_text else s.title,
                 url=urljoin(site, s.url) if site else s.url,  # the report is opened from a file
                 score=s.score,
             )
-            for s in result.sections
+            for s in found(label).sections
         ]
 
-    return search
-
-
-def names_search(retriever: Retriever, log_filter: LogFilter) -> UnknownNames:
-    """The names in a question that no chunk of the report's version and locale holds."""
-    filters = _filters(log_filter)
-
     def unknown(question: str) -> Sequence[str]:
-        return retriever.search(question, top_k=1, filters=filters).unknown_names
+        return found(question).unknown_names
 
-    return unknown
+    return search, unknown
 
 
 def html_report(log: Log, log_filter: LogFilter, retriever: Retriever) -> str:
@@ -85,13 +80,14 @@ def _report(
     log_filter: LogFilter,
     retriever: Retriever,
 ) -> Report:
+    search, unknown_names = gap_lookups(retriever, log_filter)
     return build_report(
         questions,
         feedback,
         log_filter,
         embed=retriever.embedder.embed_documents,
-        search=section_search(retriever, log_filter),
-        unknown_names=names_search(retriever, log_filter),
+        search=search,
+        unknown_names=unknown_names,
         low_evidence=_threshold(retriever.settings.sufficiency_threshold),
         site_url=retriever.site_url,
     )

@@ -161,6 +161,37 @@ def test_a_later_step_quoted_before_the_step_it_follows_regression() -> None:
     assert choose([first, then]) == [first, then]
 
 
+def test_and_now_quoted_without_the_step_it_follows_regression() -> None:
+    """ "How can I make <Highlight> available everywhere without an import line?" led with "And now,
+    you can freely use `<Highlight>` in every page…": that it can be done, not how. A best passage
+    that opens as a later step brings the block before it, and the section's passages read in order."""
+
+    def passage(
+        section: int, position: int, text: str, kinds: tuple[str, ...], score: float
+    ) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, kinds, position), score, dense=score, coverage=score)  # type: ignore[arg-type]
+
+    result = passage(0, 7, "And now, you can freely use `<Highlight>` in every page:", ("prose",), 1.0)
+    scope = passage(0, 0, "A third way is to register it to the global scope.", ("prose",), 0.9)
+    other = passage(1, 0, "Import the component in each file.", ("prose",), 0.85)
+    wrapper = passage(0, 6, "```js\nexport default {...MDXComponents, Highlight};\n```", ("code",), 0.6)
+    unrelated = passage(0, 2, "It compiles to a React component.", ("prose",), 0.5)
+    assert [c.passage.text for c in choose([result, scope, other, wrapper, unrelated])] == [
+        scope.passage.text,
+        wrapper.passage.text,
+        result.passage.text,
+    ]
+    # "Now that…" opens a new topic, not a step's result; a passage with no block before it stays alone.
+    now_that = passage(0, 7, "Now that you have a wrapper, use it anywhere.", ("prose",), 1.0)
+    assert choose([now_that, wrapper]) == [now_that]
+    first = passage(0, 0, "Now, you can use it.", ("prose",), 1.0)
+    assert choose([first, other]) == [first, other]
+    # A "Then, …" step says what to do: its earlier step is not brought in ("Is the Algolia apiKey
+    # safe to commit?" led with the install steps before the config that says so).
+    then = passage(0, 7, "Then, add an `algolia` field to your config.", ("prose",), 1.0)
+    assert choose([then, other, wrapper]) == [then, other]
+
+
 def test_bare_code_from_another_section_quoted_as_a_further_passage_regression() -> None:
     """The global-components answer's second quote was a lone code block from another page
     (`import Highlight from …`), with no sentence to say what it shows. A further passage that is

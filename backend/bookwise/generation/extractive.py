@@ -58,9 +58,17 @@ _LEANS_BACK = re.compile(
     r"^[>*_\s]*(?:its|it|this|that|these|those|they|their|them|such)\b",
     re.IGNORECASE,
 )
-# A passage that opens as a later step ("Then, add an item link…") is read after the earlier step of
-# its section when both are quoted, whichever scored higher.
-_LATER_STEP = re.compile(r"^[>*_\s]*(?:then|next|after that|afterwards|finally|lastly)\b", re.IGNORECASE)
+# A passage that opens as a later step ("Then, add an item link…") or on what the step before it
+# achieved ("And now, you can freely use `<Highlight>` in every page…") is read after the earlier step
+# of its section when both are quoted, whichever scored higher.
+_LATER_STEP = re.compile(
+    r"^[>*_\s]*(?:then|next|after that|afterwards|finally|lastly|(?:and\s+)?now(?!\s+that))\b",
+    re.IGNORECASE,
+)
+# As the best passage, one that opens on a step's result is not quoted without the block before it:
+# alone it tells the reader that it can be done, not how. (A "Then, …" step still says what to do;
+# bringing its earlier step in pushed the apiKey answer's "safe to commit" code out on eval/.)
+_STEP_RESULT = re.compile(r"^[>*_\s]*(?:and\s+)?now(?!\s+that)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,23 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
         chosen.append(grown if not any(_overlaps(grown, c) for c in chosen) else candidate)
         if len(chosen) == limit:
             break
-    return _in_step_order(_with_completing_code(chosen, ranked, limit))
+    return _in_step_order(_with_completing_code(_with_step_before(chosen, ranked, limit), ranked, limit))
+
+
+def _with_step_before(
+    chosen: list[ScoredPassage], ranked: Sequence[ScoredPassage], limit: int
+) -> list[ScoredPassage]:
+    """The chosen passages with the block before the best one quoted before it, when the best one
+    opens on that block's result."""
+    if not chosen or not _STEP_RESULT.match(chosen[0].passage.text):
+        return chosen
+    lead = chosen[0]
+    steps = [p for p in ranked if _continues(lead, p) and len(p.passage.text) <= INTRODUCED_MAX_CHARS]
+    if not steps:
+        return chosen
+    step = min(steps, key=lambda p: p.passage.position)  # the whole step: its sentence and its code
+    rest = [c for c in chosen[1:] if not _overlaps(c, step)]
+    return [step, lead, *rest][:limit]
 
 
 def _in_step_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
@@ -93,16 +117,14 @@ def _in_step_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
     for step in chosen:
         if not _LATER_STEP.match(step.passage.text):
             continue
-        earlier = [
+        group = [
             p
             for p in ordered
-            if p.passage.section == step.passage.section and p.passage.position < step.passage.position
+            if p.passage.section == step.passage.section and p.passage.position <= step.passage.position
         ]
-        at = ordered.index(step)
-        if earlier and ordered.index(earlier[0]) > at:
-            for p in earlier:
-                ordered.remove(p)
-            ordered[at:at] = sorted(earlier, key=lambda p: p.passage.position)
+        at = min(ordered.index(p) for p in group)
+        rest = [p for p in ordered if p not in group]
+        ordered = rest[:at] + sorted(group, key=lambda p: p.passage.position) + rest[at:]
     return ordered
 
 

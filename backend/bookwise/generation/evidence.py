@@ -15,7 +15,6 @@ answerable questions, and no unanswerable question of our sets had a passage wit
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from bookwise.generation.extractive import Quoted, choose
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.snippets import flat
 
 FAR_BELOW = 0.3  # a source whose best passage scores this far under the best one is not listed
 # Passage evidence: the best passage's cosine plus half its term coverage. Chosen on eval/ (redux-extra,
@@ -35,7 +35,6 @@ FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a qu
 # A question naming something the book never mentions ("deploy to Firebase", "write in AsciiDoc") is
 # answered only from a better passage than others need: halfway between the two bars above.
 UNKNOWN_NAME_EVIDENCE = (ANSWER_EVIDENCE + STRONG_EVIDENCE) / 2
-_SPACE = re.compile(r"[\s>]+")
 
 
 @dataclass(frozen=True)
@@ -46,12 +45,8 @@ class PassagePlan:
     best: ScoredPassage | None
 
 
-def _flat(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
-
-
 def _shown_before(history: Sequence[Turn]) -> str:
-    return " ".join(_flat(t.content) for t in history if t.role == "assistant")
+    return " ".join(flat(t.content) for t in history if t.role == "assistant")
 
 
 def evidence(passage: ScoredPassage) -> float:
@@ -76,7 +71,7 @@ def plan_passages(
     names_unknown: bool = False,
 ) -> PassagePlan:
     shown = _shown_before(history)
-    fresh = [p for p in ranked if not shown or _flat(p.passage.text) not in shown]
+    fresh = [p for p in ranked if not shown or flat(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
     if not answers(best, retrieval_sufficient=retrieval_sufficient, names_unknown=names_unknown):
         return PassagePlan(list(sources), [], False, best)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import split_units
-from bookwise.retrieval.snippets import sentences, words
+from bookwise.retrieval.snippets import flat, sentences, words
 
 EXTRACTIVE_LABEL = (
     "*From the book: no language model is configured, so this is the book's own text that best "
@@ -196,18 +196,14 @@ def _overlaps(a: ScoredPassage, b: ScoredPassage) -> bool:
     return a.passage.position < _end(b) and b.passage.position < _end(a)
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
 def _said_before(candidate: ScoredPassage, chosen: Sequence[ScoredPassage]) -> bool:
     """``candidate`` says nothing a chosen passage does not: the same warning on two pages (a migration
     guide and the feature's page), quoted twice, read as the answer repeating itself. A label only
     ever leads a passage (its first block, one line), so the body is what follows it."""
     passage = candidate.passage
     body = passage.text.partition("\n\n")[2] if passage.kinds[0] == "label" else passage.text
-    flat = _flat(body)
-    return bool(flat) and any(flat in _flat(c.passage.text) for c in chosen)
+    said = flat(body)
+    return bool(said) and any(said in flat(c.passage.text) for c in chosen)
 
 
 def cite(markdown: str, n: int) -> str:

@@ -15,9 +15,7 @@ from typing import Any
 from bookwise.generation.citations import strip_markers
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import passages_of
-from bookwise.retrieval.snippets import words
-
-_SPACES = re.compile(r"[\s>]+")
+from bookwise.retrieval.snippets import flat, words
 
 
 @dataclass(frozen=True)
@@ -30,10 +28,6 @@ class Quote:
         return asdict(self)
 
 
-def _normal(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().lower()
-
-
 def _claims(answer: str, n: int) -> str:
     """The answer's sentences that cite source ``n``: what its quote should support."""
     return " ".join(s for s in re.split(r"(?<=[.!?])\s+|\n+", answer) if f"[{n}]" in s)
@@ -41,7 +35,7 @@ def _claims(answer: str, n: int) -> str:
 
 def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int]) -> list[Quote]:
     """For each cited source, its passage closest to what the answer says with that citation."""
-    answer_text = _normal(strip_markers(answer))
+    answer_text = flat(strip_markers(answer))
     found = []
     for n in used:
         if not 1 <= n <= len(sources):
@@ -51,7 +45,7 @@ def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int
         if not candidates:
             continue
         best = max(candidates, key=lambda text: (len(words(text) & claim), -candidates.index(text)))
-        if _normal(best) in answer_text:  # already quoted in the answer: no double citation
+        if flat(best) in answer_text:  # already quoted in the answer: no double citation
             continue
         found.append(Quote(n, best, sources[n - 1].url))
     return found

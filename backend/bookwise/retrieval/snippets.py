@@ -6,10 +6,17 @@ import re
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORDS = re.compile(r"[a-z0-9]+")
+_FLAT = re.compile(r"[\s>]+")
 STOP_WORDS = frozenset(
     "a an and are as at be by can do does for from how i in is it my of on or should that the this to "
     "what when where which who why with you your".split()
 )
+
+
+def flat(text: str) -> str:
+    """Text as compared for "already said": lower case, with line breaks, runs of spaces and
+    blockquote markers (an answer quotes passages as ``> …``) collapsed to one space."""
+    return _FLAT.sub(" ", text).strip().lower()
 
 
 def words(text: str) -> set[str]:

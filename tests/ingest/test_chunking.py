@@ -67,3 +67,25 @@ def test_a_giant_word_is_cut_by_characters() -> None:
 
 def test_no_blocks_no_chunks() -> None:
     assert chunk_blocks((), budget=50, overlap=5, min_tokens=5, hard_limit=50, count=count) == []
+
+
+def test_a_long_list_cut_inside_an_item_regression() -> None:
+    """The Ecosystem page's table of contents (a nested list with no full stops) was cut between words
+    when it outgrew a chunk: a quoted chunk ended on "  - ", its item's text in the next chunk. A long
+    list is cut between its items, then between sentences within an item."""
+    items = [f"- [Topic {i}](#topic-{i})\n  - [Sub {i}](#sub-{i})" for i in range(30)]
+    items.append("- A long item. " + " ".join(f"Sentence {i} ends here." for i in range(20)))
+    text = "\n".join(items)
+    chunks = chunk_blocks(
+        (Block(text, 0, len(text)),), budget=60, overlap=0, min_tokens=0, hard_limit=60, count=count
+    )
+    assert len(chunks) > 3
+    item_start = re.compile(r"^\s*- \[(Topic|Sub) \d+\]\(#(topic|sub)-\d+\)$")
+    for chunk in chunks:
+        lines = chunk.text.split("\n")
+        for line in lines:
+            assert (
+                item_start.match(line) or line.startswith("- A long item.") or line.startswith("Sentence")
+            ), line
+        assert count(chunk.text) <= 60
+    assert any(c.text.startswith("Sentence") for c in chunks)  # the long item is cut between sentences

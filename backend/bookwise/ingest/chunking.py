@@ -1,6 +1,7 @@
 """Section → child chunks sized in the embedding model's tokens. A chunk never crosses a section.
 
-Blocks are cut into pieces (sentences for prose, line groups for code, rows for tables), then packed
+Blocks are cut into pieces (list items, then sentences for prose; line groups for code; rows for
+tables), then packed
 greedily up to the budget; consecutive chunks repeat up to ``overlap`` tokens of trailing pieces,
 and a trailing piece smaller than ``min_tokens`` joins the previous chunk.
 
@@ -25,6 +26,9 @@ TokenCounter = Callable[[str], int]
 MAX_CHARS_PER_TOKEN = 16
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z0-9\[`*_(\"'])")
+# A line that starts a list item: a long list is cut between items before sentences (a table of
+# contents has no full stops, and was cut between words, mid-item).
+_LIST_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])")
 
 
 @dataclass(frozen=True)
@@ -154,17 +158,33 @@ def _pieces(blocks: tuple[Block, ...], budget: int, count: TokenCounter) -> list
                 pieces.append(Piece(block.text, tokens, index, "", block.char_start, block.char_end))
                 continue
         if block.kind == "code":
-            parts, joiner = _code_groups(block.text, budget, count), "\n"
+            parts = [(group, "\n") for group in _code_groups(block.text, budget, count)]
         elif block.kind == "table":
-            parts, joiner = block.text.split("\n"), "\n"
+            parts = [(row, "\n") for row in block.text.split("\n")]
         else:
-            parts, joiner = _SENTENCE_END.split(block.text), " "
-        for part in parts:
+            parts = _prose_parts(block.text)
+        for part, joiner in parts:
             fitting = _tokens_within(part, budget, count)
             subs = [(part, fitting)] if fitting is not None else _split_words(part, budget, count)
             for sub, sub_tokens in subs:
                 pieces.append(Piece(sub, sub_tokens, index, joiner, block.char_start, block.char_end))
     return pieces
+
+
+def _prose_parts(text: str) -> list[tuple[str, str]]:
+    """A long paragraph's sentences, or a long list's items and their sentences, each with how it
+    joins the part before it."""
+    return [
+        (sentence, " " if n else "\n")
+        for item in _LIST_ITEM.split(text)
+        for n, sentence in enumerate(_SENTENCE_END.split(item))
+    ]
+
+
+def _chars(piece: Piece) -> int:
+    """The characters a piece adds to a chunk, with the joiner before it (at most a blank line): a
+    list cut into many short items must not outgrow the character bound by its line breaks."""
+    return len(piece.text) + 2
 
 
 def _render(pieces: list[Piece]) -> str:
@@ -193,7 +213,7 @@ def chunk_blocks(
     current_tokens = current_chars = 0
     fresh = 0  # pieces in ``current`` that are not overlap from the previous chunk
     for piece in pieces:
-        over = current_tokens + piece.tokens > budget or current_chars + len(piece.text) > max_chars
+        over = current_tokens + piece.tokens > budget or current_chars + _chars(piece) > max_chars
         if current and fresh and over:
             groups.append(current)
             carried: list[Piece] = []
@@ -202,26 +222,26 @@ def chunk_blocks(
                 if (
                     carried_tokens + prev.tokens > overlap
                     or prev.tokens + piece.tokens > budget - carried_tokens
-                    or carried_chars + len(prev.text) + len(piece.text) > max_chars
+                    or carried_chars + _chars(prev) + _chars(piece) > max_chars
                 ):
                     break
                 carried.insert(0, prev)
                 carried_tokens += prev.tokens
-                carried_chars += len(prev.text)
+                carried_chars += _chars(prev)
             current, current_tokens, current_chars, fresh = carried, carried_tokens, carried_chars, 0
         current.append(piece)
         current_tokens += piece.tokens
-        current_chars += len(piece.text)
+        current_chars += _chars(piece)
         fresh += 1
     if current and fresh:
         tail = current[len(current) - fresh :]
         tail_tokens = sum(p.tokens for p in tail)
         if groups and tail_tokens < min_tokens:
             previous_tokens = sum(p.tokens for p in groups[-1])
-            previous_chars = sum(len(p.text) for p in groups[-1])
+            previous_chars = sum(_chars(p) for p in groups[-1])
             if (
                 previous_tokens + tail_tokens <= hard_limit
-                and previous_chars + sum(len(p.text) for p in tail) <= MAX_CHARS_PER_TOKEN * hard_limit
+                and previous_chars + sum(_chars(p) for p in tail) <= MAX_CHARS_PER_TOKEN * hard_limit
             ):
                 groups[-1] = groups[-1] + tail
                 current = []

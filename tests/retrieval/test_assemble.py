@@ -102,3 +102,26 @@ def test_adjacent_chunks_and_tables_with_their_own_header_are_left_as_they_are()
     assert "| Name" not in assemble(own, [1], budget_tokens=3, count_tokens=words).text
     prose_first = [SectionChunk(0, "Intro words here."), SectionChunk(1, "| 1 | 2 |")]
     assert assemble(prose_first, [1], budget_tokens=5, count_tokens=words).text == "…\n\n| 1 | 2 |"
+
+
+def test_a_long_code_block_quoted_as_three_snippets_regression() -> None:
+    """The reducer-manager answer led with the tail of a function as its own code block: the chunker
+    closes each line group of a long block into a fence, and assembling kept the three fences. Chunks
+    that continue one block join into one fence again; two blocks of the section stay two."""
+    first = (
+        "Create the manager:\n\n```js\nexport function createReducerManager() {\n  const reducers = {}\n```"
+    )
+    middle = "```js\n  add: (key, reducer) => {\n    reducers[key] = reducer\n  },\n```"
+    last = "```js\n  return {add}\n}\n```"
+    chunks = [
+        SectionChunk(0, first, "a", char_start=0, char_end=400),
+        SectionChunk(1, middle, "b", char_start=20, char_end=400),
+        SectionChunk(2, last, "c", char_start=20, char_end=400),
+        SectionChunk(3, "```js\nconst store = createStore(reduce)\n```", "d", char_start=401, char_end=450),
+    ]
+    built = assemble(chunks, [2], budget_tokens=1000, count_tokens=lambda t: len(t.split()))
+    assert built.text == (
+        "Create the manager:\n\n```js\nexport function createReducerManager() {\n  const reducers = {}\n"
+        "  add: (key, reducer) => {\n    reducers[key] = reducer\n  },\n  return {add}\n}\n```\n\n"
+        "```js\nconst store = createStore(reduce)\n```"
+    )

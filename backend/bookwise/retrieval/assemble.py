@@ -5,6 +5,8 @@ the repetition. When the whole section does not fit the budget, the chunks that 
 are kept first, then their neighbours, nearest first; runs that are not adjacent are joined by an
 ellipsis so the reader (and the model) can see that text was left out. A run that starts inside a
 table the chunker split by rows gets that table's header back: rows without it are no Markdown table.
+A code block the chunker split into line groups (each closed into its own fence) is one fence again
+where its chunks are joined: three fences of one function read as three snippets.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 GAP = "\n\n…\n\n"
 _MIN_OVERLAP = 8  # characters; shorter coincidences ("." or "a ") are not the chunker's overlap
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_FENCE_CLOSE = re.compile(r"\n(`{3,}|~{3,})\s*$")
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(?![`~])")
 
 
 @dataclass(frozen=True)
@@ -24,12 +28,24 @@ class SectionChunk:
     index: int  # position in the section (``section_chunk_index``)
     text: str
     content_hash: str = ""
+    # The source span of the blocks the chunk's first and last pieces come from: a chunk that starts
+    # before the previous one ends continues its last block.
+    char_start: int = -1
+    char_end: int = -1
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> SectionChunk:
         return cls(
-            int(payload["section_chunk_index"]), str(payload["text"]), str(payload.get("content_hash", ""))
+            int(payload["section_chunk_index"]),
+            str(payload["text"]),
+            str(payload.get("content_hash", "")),
+            int(payload.get("char_start", -1)),
+            int(payload.get("char_end", -1)),
         )
+
+    def continues(self, previous: SectionChunk) -> bool:
+        """Whether this chunk starts inside the block ``previous`` ends with."""
+        return 0 <= self.char_start < previous.char_end
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,19 @@ def join_overlapping(previous: str, following: str) -> str:
             return previous + following[len(previous) - position :]
         position = previous.find(following[0], position + 1)
     return f"{previous}\n\n{following}"
+
+
+def join_split_code(previous: str, following: str) -> str | None:
+    """``previous`` ending in a code fence and ``following`` opening the same fence again (the
+    chunker closed each line group of one block into its own fence) as one block; None otherwise."""
+    opener, _, rest = following.partition("\n")
+    close = _FENCE_CLOSE.search(previous)
+    marker = _FENCE_OPEN.match(opener)
+    if not close or not marker or not rest or marker.group(1) != close.group(1):
+        return None
+    if f"\n{opener}\n" not in f"\n{previous}":
+        return None  # the block ``previous`` ends was not opened with this fence
+    return previous[: close.start()] + "\n" + rest
 
 
 def _is_row(line: str) -> bool:
@@ -133,7 +162,10 @@ def assemble(
         if not text:
             text = piece
         elif position == previous + 1:
-            text = join_overlapping(text, piece)
+            joined = join_overlapping(text, piece)
+            if joined == f"{text}\n\n{piece}" and ordered[position].continues(ordered[previous]):
+                joined = join_split_code(text, piece) or joined
+            text = joined
         else:
             text = text + GAP + piece
         previous = position

@@ -70,3 +70,26 @@ def test_a_question_naming_what_the_book_never_mentions_needs_a_better_passage(
     assert not plan_passages(fair, sources, (), retrieval_sufficient=True, names_unknown=True).sufficient
     good = [scored(0, "Deploy to GitHub Pages.", 0.9, coverage=0.4, dense=0.6)]  # evidence 0.8
     assert plan_passages(good, sources, (), retrieval_sufficient=True, names_unknown=True).sufficient
+
+
+def test_a_chapters_exercises_quoted_as_the_answer_regression(section: SectionFactory) -> None:
+    """ "Why does my speed controller with only a P gain settle below the target?" led with the lab's
+    questions ("1. Why does the P-only controller settle quickly but at the wrong speed? 2. …"): a
+    passage that only asks is never quoted. A question that leads its answer, or the code it asks
+    about, still is."""
+    exercises = (
+        "1. Why does the P-only controller settle quickly but at the wrong speed?\n"
+        "2. `Kp = 1, Ki = 4` gives no overshoot. What is\n   special about the ratio `Ki / Kp = 4`?\n"
+        "3. How did the Ziegler–Nichols gains compare with yours?"
+    )
+    answer = "The P term alone leaves a steady-state error."
+    faq = "**Why is it called swizzling?**\n\nThe name comes from Objective-C. It means to swap."
+    shown = "What happens if we dispatch now?\n\n```js\nstore.dispatch(action)\n// log: '1'\n```"
+    sources = [section("Lab questions", exercises, 1), section("Proportional", answer, 2)]
+    ranked = [scored(0, exercises, 1.0), scored(1, answer, 0.9)]
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
+    assert [(q.source, q.text) for q in plan.quoted] == [(1, answer)]
+    assert [s.heading for s in plan.sources] == ["Proportional", "Lab questions"]  # listed, not quoted
+    for kept in (faq, shown):
+        plan = plan_passages([scored(0, kept, 1.0)], sources, (), retrieval_sufficient=True)
+        assert [q.text for q in plan.quoted] == [kept]

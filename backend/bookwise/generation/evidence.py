@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bookwise.generation.extractive import Quoted, choose
+from bookwise.generation.extractive import Quoted, asks, choose
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
@@ -71,7 +71,9 @@ def plan_passages(
     names_unknown: bool = False,
 ) -> PassagePlan:
     shown = _shown_before(history)
-    fresh = [p for p in ranked if not shown or flat(p.passage.text) not in shown]
+    fresh = [
+        p for p in ranked if not asks(p.passage.text) and (not shown or flat(p.passage.text) not in shown)
+    ]
     best = fresh[0] if fresh else None
     if not answers(best, retrieval_sufficient=retrieval_sufficient, names_unknown=names_unknown):
         return PassagePlan(list(sources), [], False, best)

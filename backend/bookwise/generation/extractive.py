@@ -51,6 +51,11 @@ INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in beh
 # gained one, 0.6 lost one (it pushed out a third passage that held a fact).
 COMPLETING_MARGIN = 0.45
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_SHOWS = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|\|)", re.MULTILINE)  # a code fence or a table row
+_ITEM_OR_PARAGRAPH = re.compile(
+    r"\n[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|\n\s*\n|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A further passage that opens by pointing back ("Its third column is why…") leans on a block the
 # reader is not shown: it is quoted only right after the passage it continues. Only pronouns: a
 # connective ("However, the last part of the id…") still reads on its own, and held key facts on eval/.
@@ -69,6 +74,19 @@ _LATER_STEP = re.compile(
 # alone it tells the reader that it can be done, not how. (A "Then, …" step still says what to do;
 # bringing its earlier step in pushed the apiKey answer's "safe to commit" code out on eval/.)
 _STEP_RESULT = re.compile(r"^[>*_\s]*(?:and\s+)?now(?!\s+that)\b", re.IGNORECASE)
+
+
+def asks(text: str) -> bool:
+    """Whether a passage only asks: a chapter's exercises ("1. Why does the P-only controller settle
+    quickly but at the wrong speed? 2. …") quoted as the answer to that very question. Most of its
+    sentences are questions (each list item read as one line) and it shows no code or table, which
+    would answer them ("What happens if we dispatch now?" and the log it prints)."""
+    if _SHOWS.search(text):
+        return False
+    units = (" ".join(unit.split()) for unit in _ITEM_OR_PARAGRAPH.split(text))
+    said: list[str] = [s for unit in units for s in _SENTENCE_END.split(unit) if s.strip()]
+    questions = sum(s.rstrip("*_`) ").endswith("?") for s in said)
+    return questions * 2 > len(said)
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,25 @@ def test_an_mdx_code_block_is_read_as_the_page_own_mdx_regression() -> None:
     assert section.flags.has_code
 
 
+def test_a_live_demo_of_the_example_above_quoted_as_an_answer_regression() -> None:
+    """ "How do I put a danger callout inside an info callout?" led with "**Danger** Some **content**
+    with _Markdown_ `syntax`. Check this `api`.": the page shows each admonition's source, then renders
+    it in a ``<BrowserWindow>``, and the rendered placeholder was indexed as the page's own text. A
+    demo that repeats the code block right above it is dropped; one that differs is kept."""
+    text = (
+        "## Admonitions\n\nExample:\n\n```md\n:::danger\n\nSome **content** here.\n\n:::\n```\n\n"
+        "```mdx-code-block\n<BrowserWindow>\n\n:::danger\n\nSome **content** here.\n\n:::\n\n</BrowserWindow>\n```\n\n"
+        "```md\n:::tip\n\nA tip.\n\n:::\n```\n\n"
+        "```mdx-code-block\n<BrowserWindow>\n\n:::tip\n\nA different tip, rendered.\n\n:::\n\n</BrowserWindow>\n```\n"
+    )
+    (section,) = build(text).sections
+    kinds_and_text = [(b.kind, b.text) for b in section.blocks]
+    assert ("admonition", "**Danger**") not in kinds_and_text
+    assert sum("Some **content** here." in t for _, t in kinds_and_text) == 1  # in the code only
+    assert ("admonition", "**Tip**") in kinds_and_text
+    assert any("A different tip, rendered." in t for _, t in kinds_and_text)
+
+
 def test_magic_comments_quoted_in_code_regression() -> None:
     """Quoted code carried ``// highlight-start`` and ``// highlight-end`` lines, which the site never
     shows (Docusaurus strips its magic comments) and a reader's copy button would paste."""

@@ -141,6 +141,9 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
                 j += 1
             lang = info.strip().split(" ")[0] if info.strip() else ""
             if lang == MDX_CODE_BLOCK:
+                if not paragraph and _renders_code_above(items, [ln for ln, _, _ in lines[i + 1 : j]]):
+                    i = j + 1  # a live demo of the example just shown: its text would read twice
+                    continue
                 # Docusaurus renders this fence's content as MDX (its remark plugin unwraps it): scan
                 # the content as the page's own, without the two fence lines.
                 if j < len(lines):
@@ -258,6 +261,22 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
         i += 1
     close_paragraph()
     return _merge_tables(items)
+
+
+def _renders_code_above(items: list[Item], content: list[str]) -> bool:
+    """Whether an ``mdx-code-block``'s content is the code block right above it, wrapped in JSX (a
+    ``<BrowserWindow>`` showing the rendered example): the demo's placeholder text ("Some
+    **content** with _Markdown_ `syntax`") would be indexed and quoted as if it said something."""
+    above = next(
+        (item for item in reversed(items) if not (isinstance(item, TextItem) and item.kind == "blank")), None
+    )
+    if not isinstance(above, TextItem) or above.kind != "code":
+        return False
+    shown = " ".join(" ".join(above.text.split("\n")[1:-1]).split())
+    rendered = " ".join(
+        " ".join(line for line in content if strip_jsx(line).strip() and not _ESM.match(line)).split()
+    )
+    return bool(shown) and rendered == shown
 
 
 def _merge_tables(items: list[Item]) -> list[Item]:

@@ -11,6 +11,7 @@ from bookwise.generation.extractive import (
     cite,
     not_covered_text,
     passage_answer,
+    rows_asked_about,
     selection_answer,
 )
 from bookwise.retrieval.passage_rank import ScoredPassage
@@ -211,3 +212,40 @@ def test_bare_code_from_another_section_quoted_as_a_further_passage_regression()
     assert [c.passage.section for c in choose([best, bare, table, prose])] == [0, 2, 3]
     follows = passage(0, 1, "```js\nexport default {...MDXComponents};\n```", ("code",), 0.7)
     assert [c.passage.section for c in choose([best, follows, prose])] == [0, 0, 3]
+
+
+def test_thirty_rows_of_options_quoted_to_show_one_regression() -> None:
+    """ "Why are my 'last updated' dates wrong when built in GitHub Actions?" quoted the docs plugin's
+    whole options table to show the `showLastUpdateTime` row. A long table is quoted with its header,
+    the rows the question asks about and a "…" row; a short one, or one where no row stands out, whole."""
+    header = "| Name | Type | Description |\n| --- | --- | --- |"
+    rows = [f"| `option{i}` | `boolean` | Whether to enable feature {i}. |" for i in range(8)]
+    asked = (
+        "| `showLastUpdateTime` | `boolean` | The last date updated; needs git history, "
+        "so use `fetch-depth: 0` in GitHub Actions. |"
+    )
+    table = "\n".join([header, *rows[:4], asked, *rows[4:]])
+    question = "Why are the last updated dates wrong when built in GitHub Actions?"
+    assert rows_asked_about(f"Options:\n\n{table}", question) == f"Options:\n\n{header}\n{asked}\n| … | | |"
+    short = "\n".join([header, rows[0], asked])
+    assert rows_asked_about(short, question) == short
+    assert rows_asked_about(table, "How do I enable it?") == table  # no row shares two of its words
+    assert rows_asked_about("Just prose.", question) == "Just prose."
+
+
+def test_a_comparison_of_three_sensors_quoted_as_two_rows_regression() -> None:
+    """ "How do sonar, an infrared ToF sensor and a 2D lidar compare?" was cut to the lidar and depth
+    camera rows, the two that shared most words: rows the question names by their first cell stay."""
+    table = "\n".join(
+        [
+            "| Sensor | Range | Weaknesses |",
+            "| --- | --- | --- |",
+            "| Ultrasonic (sonar) | 0.02 to 4 m | wide beam |",
+            "| Infrared time-of-flight | 0.03 to 2 m | sunlight |",
+            "| 2D scanning lidar | 0.15 to 12 m | glass, mirrors, distance |",
+            "| Depth camera | 0.3 to 5 m | walls, distance |",
+            "| GNSS | global | outdoors only |",
+        ]
+    )
+    question = "How do sonar, an infrared ToF sensor and a 2D lidar compare in distance for walls?"
+    assert rows_asked_about(table, question) == table

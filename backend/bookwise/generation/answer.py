@@ -183,6 +183,7 @@ class Answerer:
                         request.history,
                         retrieval_sufficient=sufficient,
                         names_unknown=bool(unknown_names),
+                        question=query.text,
                     )
                     sources, sufficient = passages.sources, passages.sufficient
         except TimeoutError as error:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bookwise.generation.extractive import Quoted, asks, choose
+from bookwise.generation.extractive import Quoted, asks, choose, rows_asked_about
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
@@ -69,6 +69,7 @@ def plan_passages(
     *,
     retrieval_sufficient: bool,
     names_unknown: bool = False,
+    question: str = "",
 ) -> PassagePlan:
     shown = _shown_before(history)
     fresh = [
@@ -89,5 +90,5 @@ def plan_passages(
         if n not in order and best_of.get(n, float("-inf")) >= best.score - FAR_BELOW
     ]
     number = {section: i for i, section in enumerate(order, start=1)}
-    quoted = [Quoted(number[p.passage.section], p.passage.text) for p in chosen]
+    quoted = [Quoted(number[p.passage.section], rows_asked_about(p.passage.text, question)) for p in chosen]
     return PassagePlan([sources[n] for n in order], quoted, True, best)

@@ -51,6 +51,10 @@ INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in beh
 # gained one, 0.6 lost one (it pushed out a third passage that held a fact).
 COMPLETING_MARGIN = 0.45
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A reference table longer than this is quoted with only the rows the question asks about.
+LONG_TABLE_ROWS = 4
+MIN_ROW_WORDS = 2
+_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _SHOWS = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|\|)", re.MULTILINE)  # a code fence or a table row
 _ITEM_OR_PARAGRAPH = re.compile(
     r"\n[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|\n\s*\n|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+"
@@ -87,6 +91,45 @@ def asks(text: str) -> bool:
     said: list[str] = [s for unit in units for s in _SENTENCE_END.split(unit) if s.strip()]
     questions = sum(s.rstrip("*_`) ").endswith("?") for s in said)
     return questions * 2 > len(said)
+
+
+def rows_asked_about(markdown: str, question: str) -> str:
+    """The passage with each long table (more than ``LONG_TABLE_ROWS`` rows) cut to its header and
+    the rows that share most words with the question, and a "…" row for the others: "Why are my
+    last-updated dates wrong on CI?" quoted 30 rows of plugin options to show one. A table where no
+    row stands out (none shares ``MIN_ROW_WORDS`` words, or most rows match or are named by the
+    question) is quoted whole."""
+    wanted = words(question)
+    lines = markdown.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        if j == i:
+            out.append(lines[i])
+            i += 1
+            continue
+        out.extend(_matching_rows(lines[i:j], wanted))
+        i = j
+    return "\n".join(out)
+
+
+def _matching_rows(table: list[str], wanted: set[str]) -> list[str]:
+    header, body = table[:2], table[2:]
+    if len(body) <= LONG_TABLE_ROWS or len(header) < 2 or not _DELIMITER.match(header[1]):
+        return table
+    shared = [len(words(row) & wanted) for row in body]
+    bar = max(MIN_ROW_WORDS, max(shared) - 1)
+    # A row the question names (a word of its first cell: "how do sonar, an infrared ToF sensor and a
+    # 2D lidar compare?") is kept whatever else it shares: a comparison keeps its table whole.
+    named = [bool(words(row.strip().strip("|").split("|")[0]) & wanted) for row in body]
+    kept = [row for row, n, name in zip(body, shared, named, strict=True) if n >= bar or name]
+    if not kept or len(kept) * 2 > len(body):
+        return table
+    columns = max(1, header[0].strip().strip("|").count("|") + 1)
+    return [*header, *kept, "| … |" + " |" * (columns - 1)]
 
 
 @dataclass(frozen=True)

@@ -123,9 +123,11 @@ def test_a_live_demo_of_the_example_above_quoted_as_an_answer_regression() -> No
     demo that repeats the code block right above it is dropped; one that differs is kept."""
     text = (
         "## Admonitions\n\nExample:\n\n```md\n:::danger\n\nSome **content** here.\n\n:::\n```\n\n"
-        "```mdx-code-block\n<BrowserWindow>\n\n:::danger\n\nSome **content** here.\n\n:::\n\n</BrowserWindow>\n```\n\n"
+        "```mdx-code-block\n<BrowserWindow>\n\n:::danger\n\nSome **content** here.\n\n:::\n\n"
+        "</BrowserWindow>\n```\n\n"
         "```md\n:::tip\n\nA tip.\n\n:::\n```\n\n"
-        "```mdx-code-block\n<BrowserWindow>\n\n:::tip\n\nA different tip, rendered.\n\n:::\n\n</BrowserWindow>\n```\n"
+        "```mdx-code-block\n<BrowserWindow>\n\n:::tip\n\nA different tip, rendered.\n\n:::\n\n"
+        "</BrowserWindow>\n```\n"
     )
     (section,) = build(text).sections
     kinds_and_text = [(b.kind, b.text) for b in section.blocks]

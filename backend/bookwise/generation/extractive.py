@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bookwise.retrieval.assemble import DELIMITER_ROW
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import split_units
@@ -54,7 +55,6 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A reference table longer than this is quoted with only the rows the question asks about.
 LONG_TABLE_ROWS = 4
 MIN_ROW_WORDS = 2
-_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _SHOWS = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|\|)", re.MULTILINE)  # a code fence or a table row
 _ITEM_OR_PARAGRAPH = re.compile(
     r"\n[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|\n\s*\n|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+"
@@ -118,7 +118,7 @@ def rows_asked_about(markdown: str, question: str) -> str:
 
 def _matching_rows(table: list[str], wanted: set[str]) -> list[str]:
     header, body = table[:2], table[2:]
-    if len(body) <= LONG_TABLE_ROWS or len(header) < 2 or not _DELIMITER.match(header[1]):
+    if len(body) <= LONG_TABLE_ROWS or len(header) < 2 or not DELIMITER_ROW.match(header[1]):
         return table
     shared = [len(words(row) & wanted) for row in body]
     bar = max(MIN_ROW_WORDS, max(shared) - 1)

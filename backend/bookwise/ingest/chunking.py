@@ -1,9 +1,8 @@
 """Section → child chunks sized in the embedding model's tokens. A chunk never crosses a section.
 
 Blocks are cut into pieces (list items, then sentences for prose; line groups for code; rows for
-tables), then packed
-greedily up to the budget; consecutive chunks repeat up to ``overlap`` tokens of trailing pieces,
-and a trailing piece smaller than ``min_tokens`` joins the previous chunk.
+tables), then packed greedily up to the budget; consecutive chunks repeat up to ``overlap`` tokens
+of trailing pieces, and a trailing piece smaller than ``min_tokens`` joins the previous chunk.
 
 Cost is near-linear in the input: text is never re-tokenized as it grows one word or one line at a
 time (that was quadratic in runs of spaces and long words); the longest run that fits is found by

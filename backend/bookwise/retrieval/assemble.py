@@ -18,7 +18,8 @@ from typing import Any
 
 GAP = "\n\n…\n\n"
 _MIN_OVERLAP = 8  # characters; shorter coincidences ("." or "a ") are not the chunker's overlap
-_DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+# A Markdown table's delimiter row (`| --- | :-: |`): what makes the rows above it a header.
+DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _FENCE_CLOSE = re.compile(r"\n(`{3,}|~{3,})\s*$")
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(?![`~])")
 
@@ -90,7 +91,7 @@ def table_header(earlier: list[str], text: str) -> str:
     """The header and delimiter rows of the table ``text`` starts inside, found in the ``earlier``
     chunks of its section (nearest last), or "" when ``text`` does not continue a table."""
     lines = text.split("\n")
-    if not _is_row(lines[0]) or (len(lines) > 1 and _DELIMITER_ROW.match(lines[1])):
+    if not _is_row(lines[0]) or (len(lines) > 1 and DELIMITER_ROW.match(lines[1])):
         return ""  # not a table, or a table with its own header
     above: list[str] = []
     for chunk in reversed(earlier):
@@ -101,7 +102,7 @@ def table_header(earlier: list[str], text: str) -> str:
         above = chunk_lines[start:] + above
         if start > 0:  # the table starts in this chunk
             break
-    if len(above) >= 2 and _DELIMITER_ROW.match(above[1]):
+    if len(above) >= 2 and DELIMITER_ROW.match(above[1]):
         return "\n".join(above[:2])
     return ""
 

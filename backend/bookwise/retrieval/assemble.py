@@ -59,6 +59,12 @@ class AssembledSection:
 
 def join_overlapping(previous: str, following: str) -> str:
     """``previous`` then ``following`` without the text ``following`` repeats from ``previous``'s end."""
+    return _join_at_overlap(previous, following) or f"{previous}\n\n{following}"
+
+
+def _join_at_overlap(previous: str, following: str) -> str | None:
+    """``previous`` then ``following`` less what it repeats of ``previous``'s end; None when it
+    repeats nothing (the two are not the chunker's overlapping neighbours)."""
     if not following:
         return previous
     # The longest suffix of ``previous`` that starts ``following``: try the earliest start first.
@@ -67,7 +73,7 @@ def join_overlapping(previous: str, following: str) -> str:
         if following.startswith(previous[position:]):
             return previous + following[len(previous) - position :]
         position = previous.find(following[0], position + 1)
-    return f"{previous}\n\n{following}"
+    return None
 
 
 def join_split_code(previous: str, following: str) -> str | None:
@@ -163,10 +169,10 @@ def assemble(
         if not text:
             text = piece
         elif position == previous + 1:
-            joined = join_overlapping(text, piece)
-            if joined == f"{text}\n\n{piece}" and ordered[position].continues(ordered[previous]):
-                joined = join_split_code(text, piece) or joined
-            text = joined
+            joined = _join_at_overlap(text, piece)
+            if joined is None and ordered[position].continues(ordered[previous]):
+                joined = join_split_code(text, piece)
+            text = joined if joined is not None else f"{text}\n\n{piece}"
         else:
             text = text + GAP + piece
         previous = position

@@ -55,10 +55,8 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A reference table longer than this is quoted with only the rows the question asks about.
 LONG_TABLE_ROWS = 4
 MIN_ROW_WORDS = 2
-_SHOWS = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|\|)", re.MULTILINE)  # a code fence or a table row
-_ITEM_OR_PARAGRAPH = re.compile(
-    r"\n[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|\n\s*\n|^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+"
-)
+# A list item's marker, where an item starts inside a list unit: each item is read as one line.
+_ITEM_MARKER = re.compile(r"(?:^|\n)[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A further passage that opens by pointing back ("Its third column is why…") leans on a block the
 # reader is not shown: it is quoted only right after the passage it continues. Only pronouns: a
@@ -85,10 +83,11 @@ def asks(text: str) -> bool:
     quickly but at the wrong speed? 2. …") quoted as the answer to that very question. Most of its
     sentences are questions (each list item read as one line) and it shows no code or table, which
     would answer them ("What happens if we dispatch now?" and the log it prints)."""
-    if _SHOWS.search(text):
+    units = split_units(text)
+    if any(unit.kind in ("code", "table") for unit in units):
         return False
-    units = (" ".join(unit.split()) for unit in _ITEM_OR_PARAGRAPH.split(text))
-    said: list[str] = [s for unit in units for s in _SENTENCE_END.split(unit) if s.strip()]
+    lines = (" ".join(item.split()) for unit in units for item in _ITEM_MARKER.split(unit.text))
+    said: list[str] = [s for line in lines for s in _SENTENCE_END.split(line) if s.strip()]
     questions = sum(s.rstrip("*_`) ").endswith("?") for s in said)
     return questions * 2 > len(said)
 
@@ -100,20 +99,14 @@ def rows_asked_about(markdown: str, question: str) -> str:
     row stands out (none shares ``MIN_ROW_WORDS`` words, or most rows match or are named by the
     question) is quoted whole."""
     wanted = words(question)
-    lines = markdown.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        j = i
-        while j < len(lines) and lines[j].lstrip().startswith("|"):
-            j += 1
-        if j == i:
-            out.append(lines[i])
-            i += 1
-            continue
-        out.extend(_matching_rows(lines[i:j], wanted))
-        i = j
-    return "\n".join(out)
+    units = split_units(markdown)
+    cut = [
+        "\n".join(_matching_rows(unit.text.split("\n"), wanted)) if unit.kind == "table" else unit.text
+        for unit in units
+    ]
+    if cut == [unit.text for unit in units]:
+        return markdown
+    return "\n\n".join(cut)
 
 
 def _matching_rows(table: list[str], wanted: set[str]) -> list[str]:

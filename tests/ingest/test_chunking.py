@@ -89,3 +89,42 @@ def test_a_long_list_cut_inside_an_item_regression() -> None:
             ), line
         assert count(chunk.text) <= 60
     assert any(c.text.startswith("Sentence") for c in chunks)  # the long item is cut between sentences
+
+
+def test_overlap_opened_a_chunk_mid_list_item_regression() -> None:
+    """The `future` options list was cut inside an item, and the next chunk opened on that item's last
+    sentence ("Using a Node.js worker thread pool…") without its `- ssgWorkerThreads:` marker. The
+    section read as a stray paragraph glued to the items after it, and was quoted as one. A chunk now
+    ends before an item that does not fit, and the overlap starts at an item or is left out."""
+    tail = "It takes a value. " + "More words here. " * 3
+    items = [f"- `option{i}`: What option {i} does. {tail}" for i in range(12)]
+    text = "\n".join(items)
+    chunks = chunk_blocks(
+        (Block(text, 0, len(text)),), budget=70, overlap=20, min_tokens=0, hard_limit=70, count=count
+    )
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert chunk.text.startswith("- `option"), chunk.text[:60]
+    for item in items:
+        assert any(item.strip() in chunk.text for chunk in chunks), item
+
+
+def test_overlap_repeats_whole_short_items() -> None:
+    items = [f"- Item {i} says one thing. And one more." for i in range(30)]
+    text = "\n".join(items)
+    chunks = chunk_blocks(
+        (Block(text, 0, len(text)),), budget=50, overlap=15, min_tokens=0, hard_limit=50, count=count
+    )
+    assert len(chunks) > 3
+    for previous, current in zip(chunks, chunks[1:], strict=False):
+        assert current.text.startswith("- Item ")
+        assert previous.text.split("\n")[-1] in current.text
+
+
+def test_a_paragraph_overlap_still_repeats_whole_sentences() -> None:
+    text = sentences(30)
+    chunks = chunk_blocks(
+        (Block(text, 0, 1),), budget=50, overlap=15, min_tokens=0, hard_limit=50, count=count
+    )
+    assert all(c.text.startswith("Sentence ") for c in chunks)
+    assert all(c.text.split(" ")[1] != chunks[0].text.split(" ")[1] for c in chunks[1:])

@@ -2,7 +2,8 @@
 
 Blocks are cut into pieces (list items, then sentences for prose; line groups for code; rows for
 tables), then packed greedily up to the budget; consecutive chunks repeat up to ``overlap`` tokens
-of trailing pieces, and a trailing piece smaller than ``min_tokens`` joins the previous chunk.
+of trailing pieces (from the start of a list item, never its later sentences alone), and a trailing
+piece smaller than ``min_tokens`` joins the previous chunk.
 
 Cost is near-linear in the input: text is never re-tokenized as it grows one word or one line at a
 time (that was quadratic in runs of spaces and long words); the longest run that fits is found by
@@ -28,6 +29,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z0-9\[`*_(\"'])")
 # A line that starts a list item: a long list is cut between items before sentences (a table of
 # contents has no full stops, and was cut between words, mid-item).
 _LIST_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])")
+_STARTS_LIST = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Piece:
     joiner: str  # how it joins the previous piece of the same block
     char_start: int
     char_end: int
+    # Whether a chunk may open on this piece: not on a list item's second sentence, which reads as
+    # a stray paragraph without its item's marker and glues to the items after it.
+    opens: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,11 +167,14 @@ def _pieces(blocks: tuple[Block, ...], budget: int, count: TokenCounter) -> list
             parts = [(row, "\n") for row in block.text.split("\n")]
         else:
             parts = _prose_parts(block.text)
+        is_list = block.kind == "prose" and _STARTS_LIST.match(block.text) is not None
         for part, joiner in parts:
             fitting = _tokens_within(part, budget, count)
             subs = [(part, fitting)] if fitting is not None else _split_words(part, budget, count)
-            for sub, sub_tokens in subs:
-                pieces.append(Piece(sub, sub_tokens, index, joiner, block.char_start, block.char_end))
+            mid_item = is_list and joiner == " "
+            for n, (sub, sub_tokens) in enumerate(subs):
+                opens = not (n or mid_item)
+                pieces.append(Piece(sub, sub_tokens, index, joiner, block.char_start, block.char_end, opens))
     return pieces
 
 
@@ -195,6 +203,33 @@ def _render(pieces: list[Piece]) -> str:
     return "".join(out)
 
 
+def _item_start(current: list[Piece], fresh: int) -> int:
+    """Where the list item (or the sentence) that ``current`` ends inside starts, when the chunk keeps
+    a piece of its own before it: the next chunk then opens on the item, not on its second sentence."""
+    for k in range(len(current) - 1, len(current) - fresh, -1):
+        if current[k].opens:
+            return k
+    return len(current)
+
+
+def _overlap(head: list[Piece], ahead: list[Piece], overlap: int, budget: int, max_chars: int) -> list[Piece]:
+    """The trailing pieces of ``head`` that the next chunk repeats: at most ``overlap`` tokens, room
+    left for ``ahead``, and opening where a chunk may open."""
+    ahead_tokens = sum(p.tokens for p in ahead)
+    ahead_chars = sum(_chars(p) for p in ahead)
+    carried: list[Piece] = []
+    tokens = chars = 0
+    for prev in reversed(head):
+        tokens += prev.tokens
+        chars += _chars(prev)
+        if tokens > overlap or tokens + ahead_tokens > budget or chars + ahead_chars > max_chars:
+            break
+        carried.insert(0, prev)
+    while carried and not carried[0].opens:
+        carried.pop(0)
+    return carried
+
+
 def chunk_blocks(
     blocks: tuple[Block, ...],
     *,
@@ -214,20 +249,17 @@ def chunk_blocks(
     for piece in pieces:
         over = current_tokens + piece.tokens > budget or current_chars + _chars(piece) > max_chars
         if current and fresh and over:
-            groups.append(current)
-            carried: list[Piece] = []
-            carried_tokens = carried_chars = 0
-            for prev in reversed(current):
-                if (
-                    carried_tokens + prev.tokens > overlap
-                    or prev.tokens + piece.tokens > budget - carried_tokens
-                    or carried_chars + _chars(prev) + _chars(piece) > max_chars
-                ):
-                    break
-                carried.insert(0, prev)
-                carried_tokens += prev.tokens
-                carried_chars += _chars(prev)
-            current, current_tokens, current_chars, fresh = carried, carried_tokens, carried_chars, 0
+            cut = len(current) if piece.opens else _item_start(current, fresh)
+            if sum(p.tokens for p in current[cut:]) + piece.tokens > budget or (
+                sum(_chars(p) for p in current[cut:]) + _chars(piece) > max_chars
+            ):
+                cut = len(current)  # the item is too long for one chunk: it is cut where it overflows
+            head, moved = current[:cut], current[cut:]
+            groups.append(head)
+            current = _overlap(head, [*moved, piece], overlap, budget, max_chars) + moved
+            current_tokens = sum(p.tokens for p in current)
+            current_chars = sum(_chars(p) for p in current)
+            fresh = len(moved)
         current.append(piece)
         current_tokens += piece.tokens
         current_chars += _chars(piece)

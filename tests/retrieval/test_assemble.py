@@ -125,3 +125,52 @@ def test_a_long_code_block_quoted_as_three_snippets_regression() -> None:
         "  add: (key, reducer) => {\n    reducers[key] = reducer\n  },\n  return {add}\n}\n```\n\n"
         "```js\nconst store = createStore(reduce)\n```"
     )
+
+
+def test_an_admonition_label_read_twice_regression() -> None:
+    """The chunker repeats a chunk's last block in the next one; a "**Tip**" label is shorter than the
+    smallest overlap that was looked for, so the assembled section read "**Tip**" twice over its
+    body. A block repeated whole is the overlap, however short."""
+    chunks = [
+        SectionChunk(0, "Install the package.\n\n**Tip**", "a", char_start=0, char_end=40),
+        SectionChunk(1, "**Tip**\n\nPlease use the most recent version.", "b", char_start=30, char_end=80),
+    ]
+    built = assemble(chunks, [1], budget_tokens=1000, count_tokens=words)
+    assert built.text == "Install the package.\n\n**Tip**\n\nPlease use the most recent version."
+    # Two labels in a row that are not the same block are both kept.
+    other = [SectionChunk(0, "Intro.\n\n**Tip**"), SectionChunk(1, "**Tip** and more words.")]
+    assert assemble(other, [1], budget_tokens=1000, count_tokens=words).text.count("**Tip**") == 2
+
+
+def test_a_table_cut_by_rows_read_as_two_tables_regression() -> None:
+    """An option table whose rows are longer than the overlap was cut with nothing repeated, and the
+    chunks were joined by a blank line: the rows after it were a second table without a header, which
+    renders as text full of pipes. Chunks that continue one block join as that block: rows by a line
+    break, list items by a line break, a paragraph's sentences by a space."""
+    header = "| Name | Description |\n| --- | --- |\n| `limit` | Limits the feed. |"
+    table = [
+        SectionChunk(0, f"Options:\n\n{header}", "a", char_start=10, char_end=500),
+        SectionChunk(1, "| `type` | Which feeds to write. |", "b", char_start=10, char_end=500),
+    ]
+    assert assemble(table, [1], budget_tokens=1000, count_tokens=words).text == (
+        f"Options:\n\n{header}\n| `type` | Which feeds to write. |"
+    )
+    items = [
+        SectionChunk(0, "Flags:\n\n- `a`: first.\n- `b`: second.", "a", char_start=0, char_end=90),
+        SectionChunk(1, "- `c`: third.", "b", char_start=8, char_end=90),
+    ]
+    assert assemble(items, [1], budget_tokens=1000, count_tokens=words).text.endswith(
+        "second.\n- `c`: third."
+    )
+    prose = [
+        SectionChunk(0, "A long paragraph starts.", "a", char_start=0, char_end=90),
+        SectionChunk(1, "It goes on here.", "b", char_start=0, char_end=90),
+    ]
+    assert assemble(prose, [1], budget_tokens=1000, count_tokens=words).text == (
+        "A long paragraph starts. It goes on here."
+    )
+    apart = [
+        SectionChunk(0, "One block.", "a", char_start=0, char_end=10),
+        SectionChunk(1, "| a | b |", "b", char_start=12, char_end=20),
+    ]
+    assert assemble(apart, [1], budget_tokens=1000, count_tokens=words).text == "One block.\n\n| a | b |"

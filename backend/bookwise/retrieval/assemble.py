@@ -5,8 +5,10 @@ the repetition. When the whole section does not fit the budget, the chunks that 
 are kept first, then their neighbours, nearest first; runs that are not adjacent are joined by an
 ellipsis so the reader (and the model) can see that text was left out. A run that starts inside a
 table the chunker split by rows gets that table's header back: rows without it are no Markdown table.
-A code block the chunker split into line groups (each closed into its own fence) is one fence again
-where its chunks are joined: three fences of one function read as three snippets.
+A block the chunker cut without overlap is one block again where its chunks are joined: a code block
+split into line groups (each closed into its own fence; three fences of one function read as three
+snippets), a table split by rows (a blank line would start a second table without a header), a
+list or a paragraph. A short block repeated whole (an admonition's "**Tip**") is overlap too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from bookwise.retrieval.passages import LIST_ITEM
 
 GAP = "\n\n…\n\n"
 _MIN_OVERLAP = 8  # characters; shorter coincidences ("." or "a ") are not the chunker's overlap
@@ -67,6 +71,11 @@ def _join_at_overlap(previous: str, following: str) -> str | None:
     repeats nothing (the two are not the chunker's overlapping neighbours)."""
     if not following:
         return previous
+    # A block repeated whole, however short ("**Tip**", a tab's "Same: "): the chunker carried the
+    # label of an admonition or tab whose body opens the next chunk.
+    last_block = previous.rpartition("\n\n")[2]
+    if last_block.strip() and following.startswith(f"{last_block}\n\n"):
+        return previous + following[len(last_block) :]
     # The longest suffix of ``previous`` that starts ``following``: try the earliest start first.
     position = previous.find(following[0], max(0, len(previous) - len(following)))
     while position != -1 and len(previous) - position >= _MIN_OVERLAP:
@@ -74,6 +83,17 @@ def _join_at_overlap(previous: str, following: str) -> str | None:
             return previous + following[len(previous) - position :]
         position = previous.find(following[0], position + 1)
     return None
+
+
+def join_continued(previous: str, following: str) -> str:
+    """``following`` continues the block ``previous`` ends with, the chunker having cut it without
+    repeating anything: one code fence, one table, one list, one paragraph again."""
+    code = join_split_code(previous, following)
+    if code is not None:
+        return code
+    if (_is_row(following) and _is_row(previous.rpartition("\n")[2])) or LIST_ITEM.match(following):
+        return f"{previous}\n{following}"
+    return f"{previous} {following}"  # the next sentence of the paragraph or item
 
 
 def join_split_code(previous: str, following: str) -> str | None:
@@ -171,7 +191,7 @@ def assemble(
         elif position == previous + 1:
             joined = _join_at_overlap(text, piece)
             if joined is None and ordered[position].continues(ordered[previous]):
-                joined = join_split_code(text, piece)
+                joined = join_continued(text, piece)
             text = joined if joined is not None else f"{text}\n\n{piece}"
         else:
             text = text + GAP + piece

@@ -17,7 +17,7 @@ from typing import Literal
 UnitKind = Literal["prose", "list", "code", "table", "label", "gap"]
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
 _ORDERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.M)
 RESUME_WITHIN = 3  # blocks between two halves of a numbered list that are read as one list
 _LABEL = re.compile(r"^\*\*[^*\n]+\*\*:?$")  # an admonition's title or a bold pseudo-heading
@@ -93,7 +93,7 @@ def _kind(block: str) -> UnitKind:
         return "gap"
     if all(line.strip().startswith("|") for line in lines):
         return "table"
-    if _LIST_ITEM.match(lines[0]):
+    if LIST_ITEM.match(lines[0]):
         return "list"
     if len(lines) == 1 and (_LABEL.match(block.strip()) or _QUESTION_LINE.match(block.strip())):
         return "label"

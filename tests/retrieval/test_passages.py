@@ -150,3 +150,18 @@ def test_the_sentence_before_tabs_dropped_regression() -> None:
     # A longer paragraph ending in a colon is no tab label: the sentence is still not quoted alone.
     prose = "Run this:\n\nThe next command builds the site and serves it:\n\nSome words."
     assert all(not p.text.startswith("Run this:") for p in passages_of(prose))
+
+
+def test_a_link_shown_as_code_was_cut_to_its_text_regression() -> None:
+    """ "For example, a link `[page](../plugins)` on a page with URL `/docs/advanced/routing` will link
+    to `/docs/plugins`" was quoted as "a link `page` on a page…": links are quoted as their text, and
+    that ran inside code spans too, where the link is the example. A code span is left whole; a link
+    whose text is code still loses its source path."""
+    text = (
+        "For example, a link `[page](../plugins)` on a page with URL `/docs/advanced/routing` will link "
+        "to `/docs/plugins`. See [`theme-classic`](../themes/theme-classic.mdx) and ``a ` tick [x](y.md)``."
+    )
+    (passage,) = passages_of(text)
+    assert "`[page](../plugins)`" in passage.text
+    assert "See `theme-classic` and" in passage.text
+    assert "``a ` tick [x](y.md)``" in passage.text

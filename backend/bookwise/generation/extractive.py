@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from bookwise.retrieval.assemble import DELIMITER_ROW
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
-from bookwise.retrieval.passages import split_units
+from bookwise.retrieval.passages import link_text, split_units
 from bookwise.retrieval.snippets import flat, sentences, words
 
 EXTRACTIVE_LABEL = (
@@ -51,7 +51,6 @@ INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in beh
 # docusaurus-docs-extra, redux-extra) 0.45 put every key fact in two more answers and cost none; 0.3
 # gained one, 0.6 lost one (it pushed out a third passage that held a fact).
 COMPLETING_MARGIN = 0.45
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 # A reference table longer than this is quoted with only the rows the question asks about.
 LONG_TABLE_ROWS = 4
 MIN_ROW_WORDS = 2
@@ -286,7 +285,7 @@ def passage_answer(quoted: Sequence[Quoted]) -> str:
 
 def quotable_sentences(text: str) -> list[str]:
     """Sentences of plain text (a reader's selection) that can stand alone as a quote."""
-    plain = (_LINK.sub(r"\1", s) for s in sentences(text))
+    plain = (link_text(s) for s in sentences(text))
     return [s for s in plain if len(s.split()) >= MIN_WORDS and s != "…"]
 
 

@@ -26,7 +26,8 @@ _QUESTION_LINE = re.compile(r"^(?![^\n]*[.!?]\s)[^\n]{3,160}\?$")  # one sentenc
 _GAP = "…"
 # A Markdown link or image: only its text is quoted. Its target is a source file path
 # (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# Inside a code span it is an example of the syntax (`[page](../plugins)`), and stays whole.
+_LINK_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
@@ -100,11 +101,15 @@ def _kind(block: str) -> UnitKind:
     return "prose"
 
 
+def link_text(markdown: str) -> str:
+    """Links and images as their text, except where a code span shows the syntax itself."""
+    return _LINK_OR_CODE.sub(lambda m: m.group("code") or m.group("text"), markdown)
+
+
 def clean(markdown: str) -> str:
     """Links and images keep only their text (a source path is no site URL; an image would load from
     anywhere), HTML comments go: what is safe and meaningful to quote."""
-    text = _HTML_COMMENT.sub("", markdown)
-    return _LINK.sub(r"\1", text)
+    return link_text(_HTML_COMMENT.sub("", markdown))
 
 
 def split_units(markdown: str) -> list[Unit]:

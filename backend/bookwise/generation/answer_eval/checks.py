@@ -10,15 +10,15 @@ from typing import Literal
 
 from bookwise.generation.answer_eval.run import AnswerRun
 from bookwise.generation.citations import strip_markers
+from bookwise.retrieval.passages import link_text
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _LINE_MARKS = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)*(?:#{1,6}[ \t]+)?", re.MULTILINE)
 _TYPOGRAPHY = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "`": None, "*": None, "_": None})
 
 
 def normalise(text: str) -> str:
     """Text for key-fact matching: Markdown and citation markers removed, case and spaces folded."""
-    plain = _LINE_MARKS.sub("", _LINK.sub(r"\1", strip_markers(text)))
+    plain = _LINE_MARKS.sub("", link_text(strip_markers(text)))
     return " ".join(plain.translate(_TYPOGRAPHY).split()).casefold()
 
 

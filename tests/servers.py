@@ -33,13 +33,15 @@ def serve_in_thread(
     *,
     port: int = 0,
     start_timeout: float = 10.0,
-    stop_timeout: float = 5.0,
+    stop_timeout: float = 35.0,
     **options: Any,
 ) -> Iterator[str]:
     """Serve `app` with uvicorn in a daemon thread; yield its base URL (no trailing slash).
 
     uvicorn 0.54 skips signal handlers by itself outside the main thread, so nothing to override.
     `timeout_graceful_shutdown` bounds the exit when a response is still hanging (a stalled stream).
+    `stop_timeout` is above the API's own bound on its shutdown (`PREFILL_STOP_S`: the passage
+    prefill's current batch ends first), which a busy machine can reach.
     `options` are more uvicorn.Config arguments (the API's: `bookwise.api.server.uvicorn_options`).
     """
     sock = _bound_socket(port)

@@ -380,13 +380,14 @@ class Retriever:
             weights=weights or PassageWeights(),
         )
 
-    def prefill_passages(self, *, stop: threading.Event | None = None, sections_per_batch: int = 32) -> int:
+    def prefill_passages(self, *, stop: threading.Event | None = None, sections_per_batch: int = 8) -> int:
         """Embed every section's passages into the cache, so no reader waits for them.
 
         Run at start in a background thread when answers are extractive: a question's passages are
         then ranked from cached vectors (tens of milliseconds instead of one embedding batch per
         question). Stops at ``stop``, or when the cache is nearly full (a very large book keeps
-        embedding on demand). Returns the number of passages embedded.
+        embedding on demand). Returns the number of passages embedded. Batches are small (about one
+        embedding call) because stopping waits for the current one.
         """
         first_chunk: dict[str, Hit] = {}
         for hit in self._reader.all_chunks():

@@ -26,10 +26,11 @@ TokenCounter = Callable[[str], int]
 MAX_CHARS_PER_TOKEN = 16
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z0-9\[`*_(\"'])")
-# A line that starts a list item: a long list is cut between items before sentences (a table of
-# contents has no full stops, and was cut between words, mid-item).
-_LIST_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t])")
-_STARTS_LIST = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+# A list item's marker: a long list is cut between items before sentences (a table of contents has
+# no full stops, and was cut between words, mid-item).
+_ITEM_MARKER = r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]"
+_LIST_ITEM = re.compile(rf"\n(?={_ITEM_MARKER})")
+_STARTS_LIST = re.compile(_ITEM_MARKER)
 
 
 @dataclass(frozen=True)

@@ -187,3 +187,22 @@ def test_jsx_inside_inline_code_is_kept_as_text() -> None:
     doc = build("## Using `<Provider store>`\n\nThe `<Provider>` component <b>wraps</b> the app.\n")
     assert anchors(doc) == [("Using `<Provider store>`", 2, "using-provider-store")]
     assert doc.sections[0].blocks[0].text == "The `<Provider>` component wraps the app."
+
+
+def test_a_demo_fence_wrapped_by_two_mdx_code_blocks_read_twice_regression() -> None:
+    """ "Can the gutter numbers begin at 3?" quoted the `showLineNumbers=3` example, then the same code
+    again: the page renders it between an ``mdx-code-block`` that opens ``<BrowserWindow>`` and one
+    that closes it, a form of live demo the inline check did not see. A wrapped fence that repeats the
+    example above is dropped; one that differs (a live playground) is kept."""
+    example = "```jsx showLineNumbers=3\nexport default function A() {\n  return <div>Foo</div>;\n}\n```"
+    text = (
+        f"## Line numbers\n\nPass a custom start:\n\n````md\n{example}\n````\n\n"
+        f"```mdx-code-block\n<BrowserWindow>\n```\n\n{example}\n\n```mdx-code-block\n</BrowserWindow>\n```\n\n"
+        "Try it live:\n\n```mdx-code-block\n<BrowserWindow>\n```\n\n"
+        "```jsx live\nfunction Clock() {\n  return <p>Now</p>;\n}\n```\n\n"
+        "```mdx-code-block\n</BrowserWindow>\n```\n"
+    )
+    (section,) = build(text).sections
+    code = [b.text for b in section.blocks if b.kind == "code"]
+    assert len(code) == 2, code
+    assert code[0].startswith("````md") and "function Clock()" in code[1]

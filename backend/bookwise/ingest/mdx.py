@@ -135,14 +135,16 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
         fence = _FENCE.match(line)
         if fence:
             indent, marker, info = fence.groups()
-            j = i + 1
-            closing = re.compile(rf"^\s*{re.escape(marker[0])}{{{len(marker)},}}\s*$")
-            while j < len(lines) and not closing.match(lines[j][0]):
-                j += 1
+            j = _fence_end(lines, i)
             lang = info.strip().split(" ")[0] if info.strip() else ""
             if lang == MDX_CODE_BLOCK:
-                if not paragraph and _renders_code_above(items, [ln for ln, _, _ in lines[i + 1 : j]]):
+                content = [ln for ln, _, _ in lines[i + 1 : j]]
+                if not paragraph and _renders_code_above(items, content):
                     i = j + 1  # a live demo of the example just shown: its text would read twice
+                    continue
+                wrapped = None if paragraph else _wrapped_fence(lines, j, content)
+                if wrapped is not None and _renders_code_above(items, wrapped[0], as_mdx=False):
+                    i = wrapped[1] + 1  # the same demo, its wrapper opened and closed around a fence
                     continue
                 # Docusaurus renders this fence's content as MDX (its remark plugin unwraps it): scan
                 # the content as the page's own, without the two fence lines.
@@ -263,19 +265,65 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
     return _merge_tables(items)
 
 
-def _renders_code_above(items: list[Item], content: list[str]) -> bool:
+def _fence_end(lines: list[tuple[str, int, int]], opening: int) -> int:
+    """The index of the line closing the fence opened at ``opening`` (``len(lines)`` if none does)."""
+    marker = _FENCE.match(lines[opening][0])
+    assert marker is not None
+    fence = marker.group(2)
+    closing = re.compile(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+    end = opening + 1
+    while end < len(lines) and not closing.match(lines[end][0]):
+        end += 1
+    return end
+
+
+def _only_tags(content: list[str]) -> bool:
+    return bool(content) and not any(strip_jsx(line).strip() for line in content)
+
+
+def _wrapped_fence(
+    lines: list[tuple[str, int, int]], end: int, content: list[str]
+) -> tuple[list[str], int] | None:
+    """An ``mdx-code-block`` that only opens a JSX wrapper (``<BrowserWindow>``, its ``content``,
+    closed at line ``end``), then a code fence, then one that only closes the wrapper: the fence's
+    lines and the index of the wrapper's last line."""
+    if not _only_tags(content):
+        return None
+    code = _next_text_line(lines, end + 1)
+    fence = _FENCE.match(lines[code][0]) if code < len(lines) else None
+    if fence is None or fence.group(3).strip().startswith(MDX_CODE_BLOCK):
+        return None
+    code_end = _fence_end(lines, code)
+    closer = _next_text_line(lines, code_end + 1)
+    wrapper = _FENCE.match(lines[closer][0]) if closer < len(lines) else None
+    if wrapper is None or not wrapper.group(3).strip().startswith(MDX_CODE_BLOCK):
+        return None
+    closer_end = _fence_end(lines, closer)
+    if closer_end >= len(lines) or not _only_tags([ln for ln, _, _ in lines[closer + 1 : closer_end]]):
+        return None
+    return [ln for ln, _, _ in lines[code : code_end + 1]], closer_end
+
+
+def _next_text_line(lines: list[tuple[str, int, int]], start: int) -> int:
+    while start < len(lines) and not lines[start][0].strip():
+        start += 1
+    return start
+
+
+def _renders_code_above(items: list[Item], content: list[str], *, as_mdx: bool = True) -> bool:
     """Whether an ``mdx-code-block``'s content is the code block right above it, wrapped in JSX (a
     ``<BrowserWindow>`` showing the rendered example): the demo's placeholder text ("Some
-    **content** with _Markdown_ `syntax`") would be indexed and quoted as if it said something."""
+    **content** with _Markdown_ `syntax`") would be indexed and quoted as if it said something.
+    ``as_mdx=False`` compares a code fence's lines as they are (a demo fence between two wrappers)."""
     above = next(
         (item for item in reversed(items) if not (isinstance(item, TextItem) and item.kind == "blank")), None
     )
     if not isinstance(above, TextItem) or above.kind != "code":
         return False
     shown = " ".join(" ".join(above.text.split("\n")[1:-1]).split())
-    rendered = " ".join(
-        " ".join(line for line in content if strip_jsx(line).strip() and not _ESM.match(line)).split()
-    )
+    if as_mdx:
+        content = [line for line in content if strip_jsx(line).strip() and not _ESM.match(line)]
+    rendered = " ".join(" ".join(content).split())
     return bool(shown) and rendered == shown
 
 

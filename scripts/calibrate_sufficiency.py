@@ -5,6 +5,7 @@
         --set eval/docusaurus-docs.questions.jsonl=/path/to/docusaurus-index-data-dir \\
         --set eval/docusaurus-docs-extra.questions.jsonl=/path/to/docusaurus-index-data-dir \\
         --held-out ../shared/corpora/redux/questions.jsonl=/path/to/redux-index-data-dir [--write]
+        [--max-false-refusal 0.02]
 
 Each ``--set`` pairs a questions file with the data dir of an index of its corpus (ingested with the
 same embedder). The script reports, for each candidate feature set, leave-one-set-out refusal and
@@ -66,7 +67,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--set", action="append", required=True, help="QUESTIONS.jsonl=DATA_DIR")
     parser.add_argument("--held-out", action="append", default=[], help="QUESTIONS.jsonl=DATA_DIR")
-    parser.add_argument("--max-false-refusal", type=float, default=0.03)
+    # The answer targets allow 5 % false declines on *each* set, and the passage evidence declines a
+    # few answerable questions of its own. At 3 % of the pooled sets (2 of 77) both of retrieval's
+    # false refusals fell on one set (docusaurus-docs, 44 questions), which the evidence stage then
+    # pushed over its 5 %; 2 % (1 of 77) leaves that stage room.
+    parser.add_argument("--max-false-refusal", type=float, default=0.02)
     parser.add_argument("--max-features", type=int, default=3)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()

@@ -19,7 +19,7 @@ def fit_model(
     answerable: Sequence[bool],
     features: Sequence[str],
     *,
-    max_false_refusal: float = 0.03,
+    max_false_refusal: float = 0.02,
     l2: float = 1.0,
     steps: int = 4000,
     learning_rate: float = 0.1,

@@ -136,7 +136,7 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
         if fence:
             indent, marker, info = fence.groups()
             j = _fence_end(lines, i)
-            lang = info.strip().split(" ")[0] if info.strip() else ""
+            lang = _lang(info)
             if lang == MDX_CODE_BLOCK:
                 content = [ln for ln, _, _ in lines[i + 1 : j]]
                 if not paragraph and _renders_code_above(items, content):
@@ -265,6 +265,11 @@ def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> 
     return _merge_tables(items)
 
 
+def _lang(info: str) -> str:
+    """A fence's language: the first word of its info string."""
+    return info.strip().split(" ")[0] if info.strip() else ""
+
+
 def _fence_end(lines: list[tuple[str, int, int]], opening: int) -> int:
     """The index of the line closing the fence opened at ``opening`` (``len(lines)`` if none does)."""
     marker = _FENCE.match(lines[opening][0])
@@ -291,12 +296,12 @@ def _wrapped_fence(
         return None
     code = _next_text_line(lines, end + 1)
     fence = _FENCE.match(lines[code][0]) if code < len(lines) else None
-    if fence is None or fence.group(3).strip().startswith(MDX_CODE_BLOCK):
+    if fence is None or _lang(fence.group(3)) == MDX_CODE_BLOCK:
         return None
     code_end = _fence_end(lines, code)
     closer = _next_text_line(lines, code_end + 1)
     wrapper = _FENCE.match(lines[closer][0]) if closer < len(lines) else None
-    if wrapper is None or not wrapper.group(3).strip().startswith(MDX_CODE_BLOCK):
+    if wrapper is None or _lang(wrapper.group(3)) != MDX_CODE_BLOCK:
         return None
     closer_end = _fence_end(lines, closer)
     if closer_end >= len(lines) or not _only_tags([ln for ln, _, _ in lines[closer + 1 : closer_end]]):

@@ -61,9 +61,13 @@ class AssembledSection:
     truncated: bool  # some chunks of the section were left out for the budget
 
 
-def join_overlapping(previous: str, following: str) -> str:
-    """``previous`` then ``following`` without the text ``following`` repeats from ``previous``'s end."""
-    return _join_at_overlap(previous, following) or f"{previous}\n\n{following}"
+def join_overlapping(previous: str, following: str, *, continued: bool = False) -> str:
+    """``previous`` then ``following`` without the text ``following`` repeats from ``previous``'s end;
+    when it repeats nothing but ``continued`` the block ``previous`` ends with, as that one block."""
+    joined = _join_at_overlap(previous, following)
+    if joined is not None:
+        return joined
+    return _join_continued(previous, following) if continued else f"{previous}\n\n{following}"
 
 
 def _join_at_overlap(previous: str, following: str) -> str | None:
@@ -85,10 +89,10 @@ def _join_at_overlap(previous: str, following: str) -> str | None:
     return None
 
 
-def join_continued(previous: str, following: str) -> str:
+def _join_continued(previous: str, following: str) -> str:
     """``following`` continues the block ``previous`` ends with, the chunker having cut it without
     repeating anything: one code fence, one table, one list, one paragraph again."""
-    code = join_split_code(previous, following)
+    code = _join_split_code(previous, following)
     if code is not None:
         return code
     if (_is_row(following) and _is_row(previous.rpartition("\n")[2])) or LIST_ITEM.match(following):
@@ -96,7 +100,7 @@ def join_continued(previous: str, following: str) -> str:
     return f"{previous} {following}"  # the next sentence of the paragraph or item
 
 
-def join_split_code(previous: str, following: str) -> str | None:
+def _join_split_code(previous: str, following: str) -> str | None:
     """``previous`` ending in a code fence and ``following`` opening the same fence again (the
     chunker closed each line group of one block into its own fence) as one block; None otherwise."""
     opener, _, rest = following.partition("\n")
@@ -189,10 +193,7 @@ def assemble(
         if not text:
             text = piece
         elif position == previous + 1:
-            joined = _join_at_overlap(text, piece)
-            if joined is None and ordered[position].continues(ordered[previous]):
-                joined = join_continued(text, piece)
-            text = joined if joined is not None else f"{text}\n\n{piece}"
+            text = join_overlapping(text, piece, continued=ordered[position].continues(ordered[previous]))
         else:
             text = text + GAP + piece
         previous = position

@@ -35,3 +35,20 @@ def test_embedder_adaptation_defaults_to_the_embedded_local_index(tmp_path: Path
     assert base.model_copy(update={"qdrant_url": "http://q", "embedding_adapt": True}).adapts_embedder
     assert not base.model_copy(update={"embedding_adapt": False}).adapts_embedder
     assert not base.model_copy(update={"embedding_provider": "hash"}).adapts_embedder
+
+
+def test_short_admin_token_error_names_its_unit_not_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bookwise.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOOKWISE_ADMIN_TOKEN", "short-secret")
+    monkeypatch.setenv("BOOKWISE_KEEP_GENERATIONS", "0")
+    (tmp_path / "bookwise.toml").write_text("chunk_max_tokenz = 300\n")
+    assert main(["search", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert "BOOKWISE_ADMIN_TOKEN: too short: at least 16 characters" in err
+    assert "BOOKWISE_KEEP_GENERATIONS: " in err
+    assert "chunk_max_tokenz: not a Bookwise setting" in err
+    assert "items" not in err and "short-secret" not in err  # no pydantic jargon, no secret echoed

@@ -6,9 +6,10 @@ Every limit is a named, documented field; the README's settings table is checked
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -431,3 +432,36 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Explicit arguments beat env vars, which beat bookwise.toml.
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def describe_settings_error(error: ValidationError) -> str:
+    """One line per bad setting, named by its env var, with the unit of a length limit.
+
+    pydantic counts a string's length in "items"; "at least 16 items" reads as a mystery to someone
+    who set ``BOOKWISE_ADMIN_TOKEN``. Inputs are never echoed: several settings are secrets.
+    """
+    lines = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        name = f"BOOKWISE_{where.upper()}" if where in Settings.model_fields else where or "settings"
+        lines.append(f"{name}: {_explain(problem)}")
+    return "\n".join(lines)
+
+
+def _explain(problem: ErrorDetails) -> str:
+    context = problem.get("ctx") or {}
+    kind = problem["type"].removeprefix("string_")
+    if kind in ("too_short", "too_long"):
+        field = Settings.model_fields.get(str(problem["loc"][0])) if problem["loc"] else None
+        unit = "characters" if field is not None and _is_text(field.annotation) else "items"
+        if kind == "too_short" and "min_length" in context:
+            return f"too short: at least {context['min_length']} {unit}"
+        if kind == "too_long" and "max_length" in context:
+            return f"too long: at most {context['max_length']} {unit}"
+    if kind == "extra_forbidden":
+        return "not a Bookwise setting (check the spelling; the settings table lists them all)"
+    return str(problem["msg"])
+
+
+def _is_text(annotation: object) -> bool:
+    return annotation in (str, SecretStr) or any(arg in (str, SecretStr) for arg in get_args(annotation))

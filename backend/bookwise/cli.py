@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from bookwise import __version__
 from bookwise.errors import BookwiseError
-from bookwise.settings import Settings
+from bookwise.settings import Settings, describe_settings_error
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 WORKER_HEALTHCHECK_S = 30
@@ -672,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings()
     except ValidationError as exc:
-        print(f"bookwise: invalid settings:\n{exc}", file=sys.stderr)
+        print(f"bookwise: invalid settings:\n{describe_settings_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.command == "ingest":

@@ -52,3 +52,22 @@ def test_short_admin_token_error_names_its_unit_not_items(
     assert "BOOKWISE_KEEP_GENERATIONS: " in err
     assert "chunk_max_tokenz: not a Bookwise setting" in err
     assert "items" not in err and "short-secret" not in err  # no pydantic jargon, no secret echoed
+
+
+@pytest.mark.parametrize(
+    ("value", "origins"),
+    [
+        ("http://localhost:3000", ["http://localhost:3000"]),
+        (
+            "http://localhost:3000, https://docs.example.org",
+            ["http://localhost:3000", "https://docs.example.org"],
+        ),
+        ('["https://docs.example.org"]', ["https://docs.example.org"]),
+    ],
+)
+def test_allowed_origins_as_one_plain_origin_is_not_a_crash(
+    value: str, origins: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOOKWISE_ALLOWED_ORIGINS", value)
+    assert Settings().allowed_origins == origins

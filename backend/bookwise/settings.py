@@ -5,13 +5,15 @@ Every limit is a named, documented field; the README's settings table is checked
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -181,13 +183,13 @@ class Settings(BaseSettings):
 
     api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
     api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
-    allowed_origins: list[str] = Field(
+    allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Sites whose pages may call the API (exact origins, JSON list). The API's own "
         "origin is allowed too (under `allowed_hosts`); requests without an `Origin` header (curl, "
         "servers) are not browsers.",
     )
-    trusted_proxies: list[str] = Field(
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` (client address) and "
         "`X-Forwarded-Proto` (scheme) are believed (JSON list), by uvicorn's proxy-headers middleware. "
@@ -278,7 +280,7 @@ class Settings(BaseSettings):
     )
 
     # ingest hardening (issue 16)
-    ingest_extra_roots: list[Path] = Field(
+    ingest_extra_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         description="Folders outside the site directory that docs, docs folders and MDX imports may "
         "resolve into (JSON list), e.g. a monorepo's shared docs. Empty: anything resolving outside the "
@@ -286,7 +288,7 @@ class Settings(BaseSettings):
     )
 
     # --- Behind a proxy: which Host names are the API's own (issue 15) ---
-    allowed_hosts: list[str] = Field(
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description='Host names (no port; JSON list; `["*"]` for any) under which the API\'s own '
         "origin is same-origin for the `Origin` check. Empty: loopback names only when the API is reached "
@@ -383,7 +385,15 @@ class Settings(BaseSettings):
         None,
         min_length=16,
         description="Bearer token (`Authorization: Bearer <token>`, at least 16 characters) for the "
-        "authors' report at `/api/insights`. Unset: that route does not exist (404).",
+        "authors' report at `/api/insights` and for index uploads (`PUT /api/admin/index`, sent by "
+        "`bookwise publish`). Unset: those routes do not exist (404).",
+    )
+    index_upload_max_mb: int = Field(
+        2048,
+        ge=1,
+        description="Largest index generation `PUT /api/admin/index` accepts, in MB: the archive as sent "
+        "and its unpacked files each (an adapted embedder travels with it, about 90 MB). Beyond, "
+        "413 `payload_too_large` and nothing is kept.",
     )
 
     # Study with the book (issue 14, api): page context, study actions, suggested questions.
@@ -400,6 +410,22 @@ class Settings(BaseSettings):
         description="Suggested questions kept per page at ingest (each checked by retrieval), served "
         "by `GET /api/suggestions`; 0 builds none.",
     )
+
+    @field_validator(
+        "allowed_origins", "trusted_proxies", "ingest_extra_roots", "allowed_hosts", mode="before"
+    )
+    @classmethod
+    def _list_from_env(cls, value: Any) -> Any:
+        """A JSON list, or the comma-separated form people write first (`http://localhost:3000,https://x`)."""
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                raise ValueError("not a JSON list; write one, or comma-separated values") from None
+        return [item.strip() for item in text.split(",") if item.strip()]
 
     @property
     def adapts_embedder(self) -> bool:

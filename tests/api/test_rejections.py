@@ -233,3 +233,21 @@ def test_top_k_as_a_string_or_true_is_refused_not_coerced(url: str, fake: FakeLL
     searched = httpx.post(f"{url}/api/search", json={"query": "hi", "top_k": top_k}, timeout=10)
     assert "top_k" in assert_rejected(searched, 422, "invalid_request")["message"]
     assert fake.calls == 0
+
+
+def test_refused_origin_is_logged_with_the_setting_that_allows_it(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A browser shows the page only a network error; the owner trying `npm start` reads the server's log.
+    site = "http://localhost:3999"
+    with caplog.at_level("WARNING", logger="bookwise.api"):
+        preflight = httpx.options(
+            f"{url}/api/chat", headers={"Origin": site, "Access-Control-Request-Method": "POST"}
+        )
+        assert preflight.status_code == 400
+        assert post(url, json=QUESTION, headers={"Origin": site}).status_code == 403
+    refusals = [r for r in caplog.records if r.getMessage() == "origin_refused"]
+    assert len(refusals) == 1  # once per origin, not once per request
+    fields = refusals[0].fields  # type: ignore[attr-defined]
+    assert fields["origin"] == site
+    assert f"BOOKWISE_ALLOWED_ORIGINS={site}" in fields["hint"]

@@ -12,6 +12,7 @@ of ``BOOKWISE_TRUSTED_PROXIES``: uvicorn's ProxyHeadersMiddleware rewrote them (
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import uuid
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bookwise.api.limits import RateLimiter
-from bookwise.api.logs import request_id_var
+from bookwise.api.logs import log_event, request_id_var
 from bookwise.errors import (
     BookwiseError,
     HostNotAllowedError,
@@ -35,6 +36,22 @@ from bookwise.errors import (
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+_LOGGED_ORIGINS_MAX = 64  # distinct refused origins named in the log, so a hostile caller cannot flood it
+_logged_origins: set[str] = set()
+
+
+def log_refused_origin(origin: str) -> None:
+    """Tell the operator which setting lets a refused site in: the browser shows the page only a
+    network error, so the server's log is where an owner trying `npm start` finds the cause."""
+    if origin in _logged_origins or len(_logged_origins) >= _LOGGED_ORIGINS_MAX:
+        return
+    _logged_origins.add(origin)
+    log_event(
+        "origin_refused",
+        logging.WARNING,
+        origin=origin,
+        hint=f"if this is your site, allow it: BOOKWISE_ALLOWED_ORIGINS={origin} (comma-separated list)",
+    )
 
 
 def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
@@ -88,6 +105,8 @@ class JsonCORSMiddleware(CORSMiddleware):
         if response.status_code < 400:
             return response
         refused = bytes(response.body).decode(errors="replace").removeprefix("Disallowed CORS ")
+        if "origin" in refused:
+            log_refused_origin(str(request_headers.get("origin")))
         error: RequestRejected = (
             OriginNotAllowedError(f"requests from {request_headers.get('origin')} are not allowed")
             if "origin" in refused
@@ -161,6 +180,7 @@ class Guard:
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/") not in self.allowed_origins:
             if origin.rstrip("/") != own_origin(scope, headers, self.allowed_hosts):
+                log_refused_origin(origin)
                 raise OriginNotAllowedError(f"requests from {origin} are not allowed")
         media_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != "application/json":

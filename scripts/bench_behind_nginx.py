@@ -1,7 +1,7 @@
-"""Time to the `sources` event through the README's nginx recipe (TLS, proxy_buffering off) and direct.
+"""Time to the `sources` event through the manual's nginx recipe (TLS, proxy_buffering off) and direct.
 
 Builds the tests' small book (hash embedder), starts `bookwise serve` on loopback behind a real nginx
-(Debian's nginx-light, configured by tests/nginx.py from the README's recipe, self-signed TLS), then
+(Debian's nginx-light, configured by tests/nginx.py from the manual's recipe, self-signed TLS), then
 asks the same question N times over one keep-alive connection each way, alternating, and prints
 p50/p95 of the time from sending the request to reading `sources`, and to the end of the answer
 (extractive: no LLM). Needs nginx and openssl (scripts/setup-test-deps).

@@ -1,6 +1,6 @@
-"""A real nginx (Debian's nginx-light) on loopback, configured with the README's deploy recipe.
+"""A real nginx (Debian's nginx-light) on loopback, configured with the manual's deploy recipe.
 
-The server block is read from the README (the ```nginx block under "Deploying behind nginx") and
+The server block is read from docs/operations.md (the ```nginx block under "Deploying behind nginx") and
 only its machine-specific values are swapped: listen address, certificate, site folder and the API's
 address, each of which must be found, so the recipe and the tested config cannot drift apart.
 nginx runs in the foreground as one process (``master_process off``: no worker switching to user
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-RECIPE_HEADING = "### Deploying behind nginx"
+RECIPE_PAGE = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
+RECIPE_HEADING = "## Deploying behind nginx"
 HOST = "127.0.0.1"
 
 # The recipe's values for a real machine, and what the test puts in their place.
@@ -40,19 +40,19 @@ def nginx_binary() -> str:
     return found
 
 
-def recipe(readme: Path = README) -> str:
-    """The nginx configuration the README's deploy section gives, as written there."""
-    text = readme.read_text(encoding="utf-8")
+def recipe(page: Path = RECIPE_PAGE) -> str:
+    """The nginx configuration the manual's deploy section gives, as written there."""
+    text = page.read_text(encoding="utf-8")
     section = text[text.index(RECIPE_HEADING) :]
     match = re.search(r"```nginx\n(.*?)```", section, re.DOTALL)
     if match is None:
-        raise ValueError(f"no ```nginx block under {RECIPE_HEADING!r} in {readme}")
+        raise ValueError(f"no ```nginx block under {RECIPE_HEADING!r} in {page}")
     return match.group(1)
 
 
 def _swap(config: str, old: str, new: str) -> str:
     if old not in config:
-        raise ValueError(f"the README's nginx recipe no longer contains {old!r}: update tests/nginx.py")
+        raise ValueError(f"the manual's nginx recipe no longer contains {old!r}: update tests/nginx.py")
     return config.replace(old, new)
 
 
@@ -66,12 +66,12 @@ def recipe_for_test(*, port: int, cert: Path, key: Path, site_dir: Path, api_url
 
 
 def site_served_by_bookwise(config: str, api_url: str) -> str:
-    """The README's variant for `bookwise serve --site`: no root, try_files or error_page, and
+    """The manual's variant for `bookwise serve --site`: no root, try_files or error_page, and
     `location /` passed to the API like `/api/`."""
     for pattern in (r"\n *root [^;]*;[^\n]*", r"\n *location / \{[^}]*\}", r"\n *error_page [^;]*;"):
         config, found = re.subn(pattern, "", config, count=1)
         if not found:
-            raise ValueError(f"the README's nginx recipe has no {pattern!r}: update tests/nginx.py")
+            raise ValueError(f"the manual's nginx recipe has no {pattern!r}: update tests/nginx.py")
     return _swap(
         config,
         "    location /api/ {",

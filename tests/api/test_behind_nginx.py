@@ -1,4 +1,4 @@
-"""The API behind a real nginx terminating TLS, configured with the README's recipe (tests/nginx.py).
+"""The API behind a real nginx terminating TLS, configured with the manual's recipe (tests/nginx.py).
 
 The browser is an httpx client connecting from another loopback address (127.0.0.2, .3, …) than
 nginx's own (127.0.0.1), so the client address the API sees tells who named it: nginx (trusted) or
@@ -69,7 +69,7 @@ def book(root: Path, **overrides: Any) -> Settings:
 
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, str]) -> Iterator[Proxied]:
-    """nginx trusted, as the README says to run it."""
+    """nginx trusted, as the manual says to run it."""
     root = tmp_path_factory.mktemp("nginx")
     settings = book(root, llm_base_url=llm_server[1], trusted_proxies=["127.0.0.1"])
     with behind_nginx(root, settings) as running:

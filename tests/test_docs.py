@@ -1,26 +1,130 @@
-"""Docs are part of the product: every setting is in the README's settings table."""
+"""Docs are part of the product: every setting and error code is in the manual's tables, and every
+relative link of the README and the manual (docs/*.md) leads somewhere."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from bookwise.errors import BookwiseError
 from bookwise.settings import Settings
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SETTINGS_PAGE = DOCS / "settings.md"
+ERRORS_PAGE = DOCS / "errors.md"
+MANUAL = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# [text](target) and ![alt](target); the target ends at whitespace (a title may follow) or ")".
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-def test_every_setting_is_documented_with_its_env_var() -> None:
-    documented = set(re.findall(r"`(BOOKWISE_[A-Z0-9_]+)`", README))
+def prose_lines(text: str) -> list[str]:
+    """The lines outside fenced code blocks, with inline code spans blanked out."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(CODE_SPAN.sub("", line))
+    return lines
+
+
+def table_cells(page: Path) -> set[str]:
+    """The first column of every table row of a page, without its backticks."""
+    rows = (line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| `"))
+    return {row.split("|")[1].strip().strip("`") for row in rows}
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub (github-slugger) gives a heading: its text lowercased, punctuation but
+    `-` and `_` dropped, spaces as `-`. Code spans count by their text, links by their label."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading).replace("`", "")
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else HEADING.match(line)
+        if match is None:
+            continue
+        slug = github_slug(match.group(2))
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def broken_links(page: Path, root: Path = ROOT) -> list[str]:
+    broken = []
+    for line in prose_lines(page.read_text(encoding="utf-8")):
+        for target in LINK.findall(line):
+            if SCHEME.match(target) or target.startswith("//"):
+                continue  # absolute URLs: not this repository's files
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / unquote(path)).resolve() if path else page
+            if not dest.exists():
+                broken.append(f"{target}: no such file")
+            elif anchor and dest.suffix == ".md" and unquote(anchor) not in anchors(dest):
+                broken.append(f"{target}: no heading with this anchor in {dest.relative_to(root)}")
+    return broken
+
+
+def test_every_setting_is_in_the_settings_table() -> None:
+    table = {cell for cell in table_cells(SETTINGS_PAGE) if cell.startswith("BOOKWISE_")}
     expected = {f"BOOKWISE_{name.upper()}" for name in Settings.model_fields}
-    assert expected - documented == set(), "undocumented settings"
-    assert documented - expected == set(), "documented settings that do not exist"
+    assert expected - table == set(), "settings missing from docs/settings.md"
+    assert table - expected == set(), "docs/settings.md lists settings that do not exist"
 
 
-def test_every_error_code_is_documented() -> None:
+def test_every_setting_the_manual_names_exists() -> None:
+    expected = {f"BOOKWISE_{name.upper()}" for name in Settings.model_fields}
+    for page in MANUAL:
+        named = set(re.findall(r"`(BOOKWISE_[A-Z0-9_]+)[`=]", page.read_text(encoding="utf-8")))
+        assert named - expected == set(), f"{page.relative_to(ROOT)} names settings that do not exist"
+
+
+def test_every_error_code_is_in_the_errors_table() -> None:
     def codes(cls: type[BookwiseError]) -> set[str]:
         return {cls.code}.union(*(codes(sub) for sub in cls.__subclasses__()))
 
-    missing = {c for c in codes(BookwiseError) if f"`{c}`" not in README}
-    assert missing == set()
+    assert codes(BookwiseError) - table_cells(ERRORS_PAGE) == set(), "error codes missing from docs/errors.md"
+
+
+def test_every_relative_link_leads_to_a_file_and_heading() -> None:
+    broken = {str(page.relative_to(ROOT)): broken_links(page) for page in MANUAL}
+    assert {page: links for page, links in broken.items() if links} == {}
+
+
+def test_the_link_check_can_fail(tmp_path: Path) -> None:
+    """The checker itself: a missing file, a renamed heading and a missing same-page heading are
+    caught; code spans, fences and absolute URLs are not taken for links, and headings match by
+    their GitHub slug."""
+    other = "# Other\n\n## `bookwise serve`: the API\n\n## Rate limits: one or many\n"
+    (tmp_path / "other.md").write_text(other)
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n## Same page\n\n"
+        "[ok](other.md#bookwise-serve-the-api) [ok](other.md#rate-limits-one-or-many) [ok](#same-page)\n"
+        "![ok](other.md) [ok](https://example.org/x.md) `[not a link](nowhere.md)`\n\n"
+        "```md\n[not a link](nowhere.md)\n```\n\n"
+        "[gone](missing.md) [renamed](other.md#rate-limits) [here](#elsewhere)\n"
+    )
+    assert broken_links(page, root=tmp_path) == [
+        "missing.md: no such file",
+        "other.md#rate-limits: no heading with this anchor in other.md",
+        "#elsewhere: no heading with this anchor in page.md",
+    ]

@@ -104,7 +104,7 @@ class ChatBody(Body):
     history: list[TurnBody] = Field(default_factory=list)
     filters: Filters | None = None
     top_k: StrictInt | None = Field(None, ge=1)  # never coerced: "5" and true are refused
-    action: Action = "ask"  # a study action (README: Study actions); "ask" is a plain question
+    action: Action = "ask"  # a study action (docs/api.md: Study actions); "ask" is a plain question
 
 
 class SearchBody(Body):

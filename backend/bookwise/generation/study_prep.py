@@ -73,7 +73,7 @@ def page_use_of(request: ChatRequest, question: str) -> PageUse | None:
 
 def reader_answer(request: ChatRequest) -> str | None:
     """The reader's answer to a quiz question: a quiz action whose history ends with the question
-    the same action asked (see the README's quiz protocol); None on a question turn."""
+    the same action asked (see the quiz protocol in docs/api.md); None on a question turn."""
     answer = " ".join(request.question.split())
     last = request.history[-1] if request.history else None
     if request.action not in QUIZ_ACTIONS or not answer or last is None:

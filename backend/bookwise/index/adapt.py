@@ -4,7 +4,7 @@ Every chunk gives one training pair, (its context line "Title › Section › He
 model learns which passages belong under which headings of *this* book. No questions and no labels
 are used, so the same code adapts to any site. With in-batch negatives (the other chunks of the
 batch) and one pass over at most ``max_pairs`` pairs this takes a few minutes on two CPU cores and,
-on both evaluation corpora, raised MRR@10 by 0.03-0.04 (see README, Benchmarks).
+on both evaluation corpora, raised MRR@10 by 0.03-0.04 (see docs/benchmarks.md).
 
 The adapted model is saved under ``<data_dir>/models/<name>/`` and named
 ``all-MiniLM-L6-v2@<digest>``, the digest covering the training pairs and parameters, so the index

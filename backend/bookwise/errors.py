@@ -18,8 +18,10 @@
     - RateLimitedError · TooManyStreamsError · ServerBusyError · NotFoundError
     - MalformedRequestError · UnknownAnswerError
     - UnauthorizedError         (metrics without the token)
+    - IndexUploadInvalidError · IndexUploadIncompatibleError · IndexUploadUnsupportedError
   - FeedbackUnavailableError    the feedback store cannot be opened or written (the rest serves)
   - InsightsStoreError          the question log's store cannot be opened, migrated, read or written
+  - PublishError                `bookwise publish`: the server is unreachable or refused the upload
 
 ``status_code`` is the HTTP status the API answers with; the CLI and SSE ``error`` events use ``code``.
 
@@ -321,3 +323,41 @@ class InsightsStoreError(BookwiseError):
     status_code = 503
     retryable = True
     public_message = "the question log cannot be read on this server right now"
+
+
+# Index uploads: CI installs a generation it built on a running server (`PUT /api/admin/index`).
+# Only the admin token's holder sees these messages, so they name the cause in full.
+
+
+class IndexUploadInvalidError(RequestRejected):
+    """The uploaded archive is truncated, corrupt, unsafe (a path outside it, a link) or not a
+    complete generation (its ``COMPLETE`` marker does not match its manifest, its shard does not open)."""
+
+    code = "index_upload_invalid"
+    status_code = 422
+
+
+class IndexUploadIncompatibleError(RequestRejected):
+    """The uploaded generation was built with another embedding model or dimension, chunker or BM25
+    scheme than this server uses: serving it would mix vector spaces or cut sections another way."""
+
+    code = "index_upload_incompatible"
+    status_code = 409
+
+
+class IndexUploadUnsupportedError(RequestRejected):
+    """The server's index lives on a Qdrant server: CI writes there directly (the `qdrant` target)."""
+
+    code = "index_upload_unsupported"
+    status_code = 409
+
+
+class PublishError(BookwiseError):
+    """`bookwise publish` could not reach the server, or the server refused the upload (``answer``:
+    the server's error body, when it sent one)."""
+
+    code = "publish_failed"
+
+    def __init__(self, message: str, *, answer: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer

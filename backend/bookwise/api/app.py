@@ -20,7 +20,7 @@ from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
 from bookwise.api.mcp import BookTools, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
-from bookwise.api.routes import chat, feedback, health, insights, search, suggestions, widget
+from bookwise.api.routes import admin, chat, feedback, health, insights, search, suggestions, widget
 from bookwise.api.services import Services, build_services
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError
@@ -95,8 +95,9 @@ def create_app(
     install_error_handlers(app)
     for routes in (chat, search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
-    if shared.admin_token is not None:  # the authors' report exists only with its token
+    if shared.admin_token is not None:  # the authors' report and index uploads exist only with its token
         app.include_router(insights.router)
+        app.include_router(admin.router)
     app.router.routes.extend(http_routes(book, max_body_bytes=settings.max_body_bytes))  # /mcp
     if settings.site_dir is not None:
         # Last: every API route above wins over a page of the same path.

@@ -604,6 +604,22 @@ class EdgeStore:
             raise
         self._pointer_ok = True
 
+    def install_generation(self, staged: Path) -> IndexManifest:
+        """Make a complete generation built elsewhere (an upload unpacked into ``staged``, on this
+        index's disk) the live one, as an ingest makes its own: moved under ``generations`` by one
+        rename, then CURRENT switched. Takes the write lock."""
+        self._acquire()
+        manifest = complete_manifest(staged)
+        if manifest is None:
+            raise IndexCorruptError(f"{staged} is not a complete index generation")
+        directory = self.root / "generations" / manifest.generation
+        directory.parent.mkdir(exist_ok=True)
+        os.rename(staged, directory)  # fails if a generation of that name exists: never overwritten
+        _fsync_dir(directory.parent)
+        _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
+        self._pointer_ok = True
+        return manifest
+
     def _check_space(self, doing: str = "writing the next batch of the index") -> None:
         ensure_free_space(self.root, self.min_free_bytes, doing)
 

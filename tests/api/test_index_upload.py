@@ -1,0 +1,294 @@
+"""`PUT /api/admin/index` on a real server: CI's generation installed atomically, or refused with
+the live index untouched and nothing left behind."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from apiserver import build_book, chat, hash_settings, running_api
+from bookwise.index.edge import EdgeStore
+from bookwise.index.publish import publish
+from bookwise.index.transfer import pack_live_generation
+from bookwise.settings import Settings
+
+TOKEN = "upload-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@dataclass
+class Served:
+    url: str
+    settings: Settings
+
+    @property
+    def index(self) -> Path:
+        return self.settings.data_dir / "index"
+
+    def state(self) -> tuple[str, list[str]]:
+        """CURRENT and the generation folders: what a failed upload must not change."""
+        return (
+            (self.index / "CURRENT").read_text(),
+            sorted(p.name for p in (self.index / "generations").iterdir()),
+        )
+
+    def assert_clean(self) -> None:
+        """No upload left anything: the incoming folder goes with each upload (polled: a
+        disconnect is noticed by the server after the client has gone)."""
+        deadline = time.monotonic() + 10
+        while any((self.index / "incoming").glob("*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any((self.index / "incoming").glob("*"))
+
+
+@pytest.fixture(scope="module")
+def ci(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The data dir a CI job ingested into: its live generation is what gets uploaded."""
+    return build_book(tmp_path_factory.mktemp("ci"))
+
+
+@pytest.fixture(scope="module")
+def archive(ci: Settings) -> bytes:
+    out = io.BytesIO()
+    pack_live_generation(ci.data_dir, out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    settings = build_book(tmp_path, admin_token=TOKEN)
+    with running_api(settings) as url:
+        yield Served(url, settings)
+
+
+def put(url: str, content: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.put(f"{url}/api/admin/index", content=content, headers=AUTH | (headers or {}), timeout=60)
+
+
+def ci_generation(ci: Settings) -> str:
+    generation: str = json.loads((ci.data_dir / "index" / "CURRENT").read_text())["generation"]
+    return generation
+
+
+def repack(
+    archive: bytes,
+    change: Callable[[tarfile.TarInfo, bytes], tuple[tarfile.TarInfo, bytes] | None],
+    extra: list[tuple[tarfile.TarInfo, bytes]] = (),
+) -> bytes:  # type: ignore[assignment]
+    """The archive with its members passed through ``change`` (None drops one), then ``extra``."""
+    out = io.BytesIO()
+    with (
+        tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as source,
+        tarfile.open(fileobj=out, mode="w:gz") as target,
+    ):
+        for member in source:
+            data = source.extractfile(member).read() if member.isfile() else b""  # type: ignore[union-attr]
+            changed = change(member, data)
+            if changed is not None:
+                info, body = changed
+                info.size = len(body)
+                target.addfile(info, io.BytesIO(body) if info.isfile() else None)
+        for info, body in extra:
+            target.addfile(info, io.BytesIO(body) if info.isfile() else None)
+    return out.getvalue()
+
+
+def refused(response: httpx.Response, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == code, error
+    message: str = error["message"]
+    return message
+
+
+def test_upload_is_installed_and_served_at_once(served: Served, ci: Settings, archive: bytes) -> None:
+    before = chat(served.url, {"question": "What do quokkas eat?"}).first("meta")["index_version"]
+    new = ci_generation(ci)
+    assert before != new
+
+    answer = publish(ci.data_dir, served.url, TOKEN, timeout_s=60)
+
+    assert answer["index_version"] == new and answer["serving"] == new
+    assert answer["points"] > 0 and answer["embed_model"] == "hash-384"
+    assert json.loads((served.index / "CURRENT").read_text()) == {"generation": new}
+    ready = httpx.get(f"{served.url}/api/ready", timeout=30).json()
+    assert ready["index_version"] == new and ready["points"] == answer["points"]
+    assert chat(served.url, {"question": "What do quokkas eat?"}).first("meta")["index_version"] == new
+    served.assert_clean()
+
+
+def test_first_upload_to_a_server_without_an_index(tmp_path: Path, ci: Settings, archive: bytes) -> None:
+    settings = hash_settings(tmp_path / "empty", admin_token=TOKEN)
+    with running_api(settings) as url:
+        assert httpx.get(f"{url}/api/ready", timeout=30).status_code == 503
+        answer = put(url, archive).json()
+        assert answer["serving"] == ci_generation(ci)
+        assert httpx.get(f"{url}/api/ready", timeout=30).json()["index_version"] == ci_generation(ci)
+
+
+def test_the_same_generation_twice_is_refused(served: Served, ci: Settings, archive: bytes) -> None:
+    assert put(served.url, archive).status_code == 200
+    state = served.state()
+    refused(put(served.url, archive), 422, "index_upload_invalid")
+    assert served.state() == state
+
+
+@pytest.mark.parametrize("token", ["", "Bearer wrong-token-0123456789", f"Basic {TOKEN}"])
+def test_without_the_token_nothing_is_written(served: Served, archive: bytes, token: str) -> None:
+    state = served.state()
+    response = httpx.put(
+        f"{served.url}/api/admin/index", content=archive, headers={"Authorization": token}, timeout=30
+    )
+    message = refused(response, 401, "unauthorized")
+    assert TOKEN not in message
+    assert served.state() == state and not (served.index / "incoming").exists()
+
+
+def test_incompatible_model_is_refused_naming_both(served: Served, archive: bytes) -> None:
+    def other_model(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+        if member.name == "generation/manifest.json":
+            manifest = json.loads(data) | {"embed_model": "text-embedding-3-small", "dim": 1536}
+            data = json.dumps(manifest, sort_keys=True).encode()
+            other_model.digest = __import__("hashlib").sha256(data).hexdigest()  # type: ignore[attr-defined]
+        elif member.name == "generation/COMPLETE":
+            marker = json.loads(data) | {"manifest_sha256": other_model.digest}  # type: ignore[attr-defined]
+            data = json.dumps(marker).encode()
+        return member, data
+
+    state = served.state()
+    message = refused(put(served.url, repack(archive, other_model)), 409, "index_upload_incompatible")
+    assert "'text-embedding-3-small' (1536 dims)" in message and "'hash-384' (384 dims)" in message
+    assert served.state() == state
+    served.assert_clean()
+
+
+def test_a_manifest_that_does_not_match_its_marker_is_refused(served: Served, archive: bytes) -> None:
+    def tampered(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+        if member.name == "generation/manifest.json":
+            data = json.dumps(json.loads(data) | {"points": 1}, sort_keys=True).encode()
+        return member, data
+
+    state = served.state()
+    message = refused(put(served.url, repack(archive, tampered)), 422, "index_upload_invalid")
+    assert "COMPLETE" in message
+    assert served.state() == state
+    served.assert_clean()
+
+
+def test_a_shard_without_its_points_is_refused(served: Served, archive: bytes) -> None:
+    def without(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes] | None:
+        return None if "/segments/" in member.name or "/wal/" in member.name else (member, data)
+
+    state = served.state()
+    message = refused(put(served.url, repack(archive, without)), 422, "index_upload_invalid")
+    assert "shard" in message
+    assert served.state() == state
+    served.assert_clean()
+
+
+@pytest.mark.parametrize("cut", ["truncated", "garbage"])
+def test_truncated_or_corrupt_archive_is_refused(served: Served, archive: bytes, cut: str) -> None:
+    body = archive[: len(archive) // 2] if cut == "truncated" else b"not a tar archive" * 100
+    state = served.state()
+    refused(put(served.url, body), 422, "index_upload_invalid")
+    assert served.state() == state
+    served.assert_clean()
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        _member("generation/../../../escaped.txt"),
+        _member("/tmp/absolute.txt"),
+        _member("generation/shard/link", tarfile.SYMTYPE, "/etc/passwd"),
+        _member("generation/shard/hard", tarfile.LNKTYPE, "generation/manifest.json"),
+        _member("generation/shard/fifo", tarfile.FIFOTYPE),
+        _member("elsewhere.txt"),
+    ],
+    ids=["dotdot", "absolute", "symlink", "hardlink", "fifo", "outside-layout"],
+)
+def test_unsafe_members_are_refused(
+    served: Served, archive: bytes, member: tarfile.TarInfo, tmp_path: Path
+) -> None:
+    state = served.state()
+    body = repack(archive, lambda m, d: (m, d), extra=[(member, b"pwned")])
+    message = refused(put(served.url, body), 422, "index_upload_invalid")
+    assert member.name in message
+    assert served.state() == state
+    assert not list(served.settings.data_dir.rglob("escaped.txt"))
+    served.assert_clean()
+
+
+def test_oversized_upload_is_refused_declared_or_not(tmp_path: Path, archive: bytes) -> None:
+    settings = build_book(tmp_path, admin_token=TOKEN, index_upload_max_mb=1)
+    served = Served("", settings)
+    state = served.state()
+    big = b"\x01" * (2 * 1024 * 1024)
+    with running_api(settings) as url:
+        message = refused(put(url, big), 413, "payload_too_large")
+        assert "BOOKWISE_INDEX_UPLOAD_MAX_MB" in message
+        assert not (served.index / "incoming").exists()  # refused before any write
+
+        def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+            for _ in range(32):
+                yield big[: 128 * 1024]
+
+        refused(put(url, chunked()), 413, "payload_too_large")
+    assert served.state() == state
+    served.assert_clean()
+
+
+def test_interrupted_upload_leaves_nothing(served: Served, archive: bytes) -> None:
+    state = served.state()
+    host, port = served.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        head = (
+            f"PUT /api/admin/index HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"Content-Length: {len(archive)}\r\n\r\n"
+        )
+        sock.sendall(head.encode() + archive[: len(archive) // 3])
+        time.sleep(0.3)  # let the server start writing, then vanish mid-body
+    served.assert_clean()
+    assert served.state() == state
+    assert put(served.url, archive).status_code == 200  # the lock was let go
+
+
+def test_busy_while_an_ingest_writes(served: Served, archive: bytes) -> None:
+    ingest = EdgeStore(served.settings.data_dir)
+    ingest.remove_half_built()  # holds the write lock, as a running ingest does
+    try:
+        state = served.state()
+        refused(put(served.url, archive), 503, "index_busy")
+        assert served.state() == state and not (served.index / "incoming").exists()
+    finally:
+        ingest.close()
+
+
+def test_a_qdrant_server_backend_refuses_uploads(tmp_path: Path, archive: bytes) -> None:
+    settings = hash_settings(tmp_path, admin_token=TOKEN, qdrant_url=":memory:")
+    with running_api(settings) as url:
+        message = refused(put(url, archive), 409, "index_upload_unsupported")
+        assert "qdrant" in message.lower()
+    assert not (tmp_path / "index").exists()
+
+
+def test_without_an_admin_token_the_route_does_not_exist(tmp_path: Path, archive: bytes) -> None:
+    settings = build_book(tmp_path)
+    with running_api(settings) as url:
+        assert put(url, archive).status_code == 404

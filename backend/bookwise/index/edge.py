@@ -614,8 +614,13 @@ class EdgeStore:
             raise IndexCorruptError(f"{staged} is not a complete index generation")
         directory = self.root / "generations" / manifest.generation
         directory.parent.mkdir(exist_ok=True)
-        os.rename(staged, directory)  # fails if a generation of that name exists: never overwritten
-        _fsync_dir(directory.parent)
+        if directory.exists():  # the same generation again (CI re-publishing): switched back to, if need be
+            if complete_manifest(directory) != manifest:
+                raise FileExistsError(f"another generation named {manifest.generation} exists")
+            shutil.rmtree(staged)
+        else:
+            os.rename(staged, directory)
+            _fsync_dir(directory.parent)
         _write_atomic(self.root / "CURRENT", json.dumps({"generation": manifest.generation}))
         self._pointer_ok = True
         return manifest

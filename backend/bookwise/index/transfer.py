@@ -265,9 +265,10 @@ class Upload:
         if check_model:
             self._check_compatible(manifest, unpacked / MODEL)
         self._check_shard(unpacked / GENERATION / "shard", manifest)
-        if (self.root / "generations" / manifest.generation).exists():
+        existing = self.root / "generations" / manifest.generation
+        if existing.exists() and complete_manifest(existing) != manifest:
             raise IndexUploadInvalidError(
-                f"this server already has a generation named {manifest.generation}: "
+                f"this server already has another generation named {manifest.generation}: "
                 "run the ingest again to build a new one"
             )
         model_installed = self._install_model(manifest, unpacked / MODEL)

@@ -8,33 +8,54 @@
 
 const fs = require('fs/promises');
 const path = require('path');
+// A real HTML parser: minified builds (future.v4's SWC minifier) write unquoted attributes
+// (`<h2 id=usage>`), entities in ids, implied end tags; a pattern over the text misses them.
+const {Parser} = require('htmlparser2');
 
 const MANIFEST_VERSION = 1;
-const HEADING_ID = /<h([1-6])\b[^>]*?\sid="([^"]*)"/g;
-const CONTENT_START = /<div class="[^"]*\btheme-doc-markdown\b[^"]*"/;
-const ENTITIES = {amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'", '#x27': "'"};
-
-function decodeEntities(text) {
-  return text.replace(/&(#?\w+);/g, (match, name) => {
-    if (name in ENTITIES) return ENTITIES[name];
-    if (/^#x[0-9a-f]+$/i.test(name)) return String.fromCodePoint(parseInt(name.slice(2), 16));
-    if (/^#\d+$/.test(name)) return String.fromCodePoint(parseInt(name.slice(1), 10));
-    return match;
-  });
-}
+const CONTENT_CLASS = 'theme-doc-markdown';
+const HEADING = /^h([1-6])$/;
 
 /**
- * Heading ids of a built doc page, in document order. Only the doc content counts: the
- * navbar, sidebar and table of contents are not part of the page's text.
+ * Heading ids of a built doc page, in document order, entities decoded. Only the doc content
+ * (the element with the class `theme-doc-markdown`) counts: the navbar, sidebar and table of
+ * contents are not part of the page's text.
  * @param {string} html
  * @returns {{level: number, id: string}[]}
  */
 function headingIds(html) {
-  const start = html.search(CONTENT_START);
-  if (start < 0) return [];
-  const end = html.indexOf('</article>', start);
-  const content = html.slice(start, end < 0 ? undefined : end);
-  return [...content.matchAll(HEADING_ID)].map((m) => ({level: Number(m[1]), id: decodeEntities(m[2])}));
+  const headings = [];
+  // Depth of open elements, and the depths at which the doc content and GFM's footnotes section
+  // were opened (0: outside them). The footnotes' generated "footnote-label" heading is no heading
+  // of the doc's text, so no source has it.
+  let depth = 0;
+  let contentDepth = 0;
+  let footnotesDepth = 0;
+  const parser = new Parser(
+    {
+      onopentag(name, attributes) {
+        depth += 1;
+        if (contentDepth === 0 && (attributes.class || '').split(/\s+/).includes(CONTENT_CLASS)) {
+          contentDepth = depth;
+          return;
+        }
+        if (footnotesDepth === 0 && 'data-footnotes' in attributes) footnotesDepth = depth;
+        const level = HEADING.exec(name);
+        if (contentDepth > 0 && footnotesDepth === 0 && level && attributes.id) {
+          headings.push({level: Number(level[1]), id: attributes.id});
+        }
+      },
+      onclosetag() {
+        // The parser closes every element it opened (implied and void ones too), so depth balances.
+        if (depth === contentDepth) contentDepth = 0;
+        if (depth === footnotesDepth) footnotesDepth = 0;
+        depth -= 1;
+      },
+    },
+    {decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true},
+  );
+  parser.end(html);
+  return headings;
 }
 
 /**

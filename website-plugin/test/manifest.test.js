@@ -22,6 +22,45 @@ test('heading ids come from the doc content only, entities decoded, in order', (
   ]);
 });
 
+// What future.v4's SWC minifier writes: unquoted attributes, no whitespace, omitted end tags.
+const MINIFIED = '<!doctype html><html lang=en dir=ltr class="docs-wrapper docs-doc-page"><body>' +
+  '<nav><h2 id=nav-heading>Menu</h2></nav><main><article><div class="theme-doc-markdown markdown">' +
+  '<header><h1>Title</h1></header><p>Intro<h2 class="anchor anchorTargetStickyNavbar_x" id=usage>Usage<a ' +
+  'class=hash-link href=#usage>​</a></h2><p>text<br>more<img src=a.png alt=""><h3 class=anchor ' +
+  "id='caf&eacute;-&amp;-more'>Café</h3><svg><path d=M0/></svg><H4 ID=Upper-Case>x</H4>" +
+  '<h2 class=anchor id="first steps">x</h2></div><div class=toc><h2 id=after>x</h2></div></article>' +
+  '<h2 id=toc-only>x</h2></main></body></html>';
+
+test('minified markup: unquoted and single-quoted ids, omitted end tags, void elements', () => {
+  assert.deepEqual(headingIds(MINIFIED), [
+    {level: 2, id: 'usage'},
+    {level: 3, id: 'café-&-more'},
+    {level: 4, id: 'Upper-Case'},
+    {level: 2, id: 'first steps'},
+  ]);
+});
+
+test('the same page quoted or minified gives the same headings', () => {
+  const quoted = PAGE;
+  const minified = PAGE.replace(/\sid="([^"\s]*)"/g, ' id=$1').replace(/\n/g, '');
+  assert.notEqual(minified, quoted);
+  assert.deepEqual(headingIds(minified), headingIds(quoted));
+});
+
+test("GFM's generated footnotes heading is not a heading of the doc", () => {
+  const html = '<div class=theme-doc-markdown><h2 id=notes>Notes<sup><a href=#user-content-fn-1 ' +
+    'id=user-content-fnref-1 data-footnote-ref>1</a></sup></h2><section data-footnotes=true class=footnotes>' +
+    '<h2 class="anchor sr-only" id=footnote-label>Footnotes</h2><ol><li id=user-content-fn-1>x</ol>' +
+    '</section><h3 id=after>After</h3></div>';
+  assert.deepEqual(headingIds(html), [{level: 2, id: 'notes'}, {level: 3, id: 'after'}]);
+});
+
+test('the content class is a whole class token', () => {
+  const html = '<div class=theme-doc-markdown-extra><h2 id=no>x</h2></div>' +
+    '<div class="x theme-doc-markdown"><h2 id=yes>y</h2></div>';
+  assert.deepEqual(headingIds(html), [{level: 2, id: 'yes'}]);
+});
+
 test('a page without doc content has no headings', () => {
   assert.deepEqual(headingIds('<html><h2 id="x">x</h2></html>'), []);
 });

@@ -3,6 +3,7 @@
 const path = require('path');
 const {normalizeOptions} = require('./src/options');
 const {collectDocs, writeManifest} = require('./src/manifest');
+const {version: VERSION} = require('./package.json');
 
 /**
  * docusaurus-plugin-bookwise: injects the Bookwise widget on every page and, at build time,
@@ -71,6 +72,8 @@ function widgetAttributes(options, baseUrl) {
     'data-show-version': String(options.showIndexVersion),
     'data-max-selection': String(options.maxSelectionChars),
     'data-base-url': baseUrl,
+    // The widget compares it with the server's version (GET /api/config) and says when they clash.
+    'data-plugin-version': VERSION,
   };
   if (options.apiUrl) attributes['data-api-url'] = options.apiUrl;
   // Owner options: only those set, so the widget's own defaults stay the defaults.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -11,6 +12,7 @@ from playwright.sync_api import expect
 from widgethost import host_page, serve_site
 
 from apiserver import build_book, running_api
+from bookwise import __version__
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from bookwise.settings import Settings
 from browser import HOST, part, shadow_focus, visit, wait_state
@@ -28,6 +30,8 @@ FEEDING = """
 <p id="evening">Quokkas graze on grasses near the burrow. Never feed bread to a quokka.</p>
 <div style="height: 3000px"></div>
 """
+_MAJOR, _MINOR = (int(part) for part in __version__.split(".")[:2])
+OTHER_MINOR = f"{_MAJOR}.{_MINOR + 1}.0"
 # The site's own theme colours (Infima's variable), which the widget must pick up in both modes.
 THEMED = """<style>
 :root { --ifm-color-primary: rgb(10, 20, 30); }
@@ -39,6 +43,7 @@ html[data-theme="dark"] { --ifm-color-primary: rgb(30, 40, 50); }
 class Site:
     url: str
     api: str
+    root: Path
 
     def page_url(self, path: str) -> str:
         return self.url + path
@@ -69,12 +74,16 @@ def site(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, st
                 "docs/care/housing.html": host_page("Housing", api, body='<h2 id="burrows">Burrows</h2>'),
                 "down.html": host_page("LLM down", down_api),
                 "silent.html": host_page("Silent book", silent_api),
+                # A plugin of another minor version than the server (0.x: minors differ in their API).
+                "mismatch.html": host_page(
+                    "Mismatch", api, script_attributes=f'data-plugin-version="{OTHER_MINOR}"'
+                ),
             }
             for relative, html in pages.items():
                 path = root / relative
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(html, encoding="utf-8")
-            yield Site(site_url, api)
+            yield Site(site_url, api, root)
 
 
 @pytest.fixture
@@ -218,6 +227,37 @@ def test_a_refused_request_shows_the_apis_message(page: Page, site: Site) -> Non
     assert page.evaluate("() => window.Bookwise.ask('x'.repeat(5000))") == "error"
     expect(part(page, "error")).to_contain_text("question is too long")
     expect(part(page, "retry")).to_have_count(0)  # the API said it is not retryable
+
+
+def test_a_refused_cross_origin_request_names_the_server_and_the_origin_setting(
+    page: Page, site: Site
+) -> None:
+    # The same pages from another origin, which the API does not allow: the browser refuses the
+    # request, and fetch fails exactly as if the server were down. The panel said only "Could not
+    # reach the book."; the cause was in the console.
+    with serve_site(site.root) as other_origin:
+        visit(page, f"{other_origin}/docs/care/housing")
+        assert page.evaluate("() => window.Bookwise.ask('Where do quokkas sleep?')") == "error"
+        error = part(page, "error")
+        expect(error).to_have_attribute("role", "alert")
+        expect(error).to_contain_text(f"the Bookwise server at {site.api} is not running")
+        expect(error).to_contain_text(f"set BOOKWISE_ALLOWED_ORIGINS={other_origin} on the server")
+        expect(part(page, "retry")).to_be_visible()
+
+
+def test_a_plugin_of_another_version_than_the_server_is_said_in_the_panel(page: Page, site: Site) -> None:
+    visit(page, site.page_url("/mismatch"))
+    part(page, "launcher").click()
+    notice = part(page, "version-mismatch")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text(f"server is {__version__}")
+    expect(notice).to_contain_text(f"docusaurus-plugin-bookwise is {OTHER_MINOR}")
+    expect(notice).to_contain_text(f"Upgrade the Bookwise server to {_MAJOR}.{_MINOR + 1}.x.")
+    # A matching plugin (or none) shows no notice.
+    visit(page, site.page_url("/docs/care/housing"))
+    page.evaluate("() => window.Bookwise.open()")
+    expect(part(page, "panel")).to_be_visible()
+    expect(part(page, "version-mismatch")).to_be_hidden()
 
 
 def test_feedback_is_posted_once_and_stored(page: Page, site: Site, fake: FakeLLM) -> None:

@@ -52,6 +52,9 @@ test('the widget script carries its configuration as data attributes', () => {
   assert.equal(script.attributes['data-base-url'], '/book/'); // `paths` are after it
   assert.equal(script.attributes['data-locale'], undefined); // read from the page's meta tag instead
   assert.equal(script.attributes.defer, true);
+  // The widget checks the server's version against the plugin's own.
+  assert.equal(script.attributes['data-plugin-version'], require('../package.json').version);
+  assert.match(script.attributes['data-plugin-version'], /^\d+\.\d+\.\d+/);
 });
 
 test('enabled: false injects nothing', () => {

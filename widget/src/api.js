@@ -17,16 +17,46 @@ export class ApiError extends Error {
 }
 
 /**
+ * Why a request failed at the network level (fetch rejected: no HTTP reply could be read). A
+ * cross-origin request the server refuses looks exactly like a server that is down, so both causes
+ * are named, with the setting that allows this page's origin.
+ *
+ * @param {string} apiUrl  Absolute, as the widget's config has it.
+ * @param {string} pageOrigin  location.origin
+ */
+export function unreachable(apiUrl, pageOrigin) {
+  let apiOrigin = pageOrigin;
+  try {
+    apiOrigin = new URL(apiUrl, pageOrigin).origin;
+  } catch {
+    // Not a URL: said as it is below.
+  }
+  const where = apiUrl || pageOrigin;
+  const message =
+    apiOrigin === pageOrigin
+      ? `Could not reach the book: is the Bookwise server at ${where} running?`
+      : `Could not reach the book. Either the Bookwise server at ${where} is not running, or it does ` +
+        `not allow this page's origin: set BOOKWISE_ALLOWED_ORIGINS=${pageOrigin} on the server.`;
+  return new ApiError({ message });
+}
+
+/**
  * POST a question and deliver the answer's events as they arrive. Resolves when the stream ends;
- * rejects with an ApiError when the request is refused, with the fetch error when the network
- * fails, and with an AbortError when `signal` aborts.
+ * rejects with an ApiError when the request is refused or cannot be sent (see `unreachable`), with
+ * the stream's error when it breaks off, and with an AbortError when `signal` aborts.
  *
  * @param {string} apiUrl
  * @param {object} body  A ChatBody (see backend/bookwise/api/schemas.py).
  * @param {{ signal: AbortSignal, onEvent: (name: string, data: any) => void }} options
  */
 export async function streamChat(apiUrl, body, { signal, onEvent }) {
-  const response = await postJson(`${apiUrl}/api/chat`, body, signal);
+  let response;
+  try {
+    response = await postJson(`${apiUrl}/api/chat`, body, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw unreachable(apiUrl, location.origin);
+  }
   if (!response.ok) throw await refusal(response);
   if (!response.body) throw new ApiError({ message: 'The answer service sent no stream.' });
   const parser = createSseParser(({ event, data }) => onEvent(event, JSON.parse(data)));

@@ -16,6 +16,7 @@
  * @property {string} label  The launcher's label (default: the title).
  * @property {boolean} navbar  Add an item to the Docusaurus navbar that opens the panel.
  * @property {string} markdownUrl  The Markdown renderer's script, next to the widget's own.
+ * @property {string} pluginVersion  The Docusaurus plugin's version ("": not loaded by the plugin).
  */
 
 const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
@@ -57,6 +58,7 @@ export function readConfig(script) {
     label: data.launcherLabel || data.title || 'Ask the book',
     navbar: data.navbar === 'true',
     markdownUrl: markdownUrl(script, data.apiUrl),
+    pluginVersion: data.pluginVersion || '',
   };
 }
 

@@ -9,7 +9,7 @@ import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
 import { decoratePage, dock, highlightLanding, styleHostPage } from './host.js';
-import { fetchLimits } from './limits.js';
+import { fetchServerConfig } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
 import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
@@ -17,6 +17,7 @@ import { Popover } from './popover.js';
 import { applyStyles } from './styles.js';
 import { followTheme } from './theme.js';
 import { returnOnBack } from './urls.js';
+import { versionMismatch } from './version.js';
 
 /**
  * @typedef {import('./config.js').Config} Config
@@ -46,7 +47,8 @@ function mount(config) {
   if (config.accent) host.style.setProperty('--bw-accent', config.accent);
   const root = host.attachShadow({ mode: 'open' });
   applyStyles(root);
-  const limits = fetchLimits(config.apiUrl); // before the first question needs them
+  const served = fetchServerConfig(config.apiUrl); // before the first question needs its limits
+  const limits = served.then((reply) => reply.limits);
   const conversation = new Conversation(
     config.apiUrl,
     {
@@ -97,6 +99,9 @@ function mount(config) {
       if (panel.covers(highlightLanding(target, conversation.quotesFor(link)))) panel.close();
     },
   });
+  served.then(({ version }) =>
+    panel.showMismatch(versionMismatch({ server: version, widget: VERSION, plugin: config.pluginVersion })),
+  );
   const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {
     panel.pin(selection);
     panel.open();

@@ -1,6 +1,7 @@
 /**
  * The limits the API enforces on a request, read from the API itself (`GET /api/config`) so that
- * an operator who lowers one (BOOKWISE_MAX_HISTORY_CHARS…) does not make every widget request fail.
+ * an operator who lowers one (BOOKWISE_MAX_HISTORY_CHARS…) does not make every widget request fail;
+ * the same reply tells the server's version.
  */
 
 /**
@@ -22,27 +23,46 @@ export const DEFAULT_LIMITS = Object.freeze({
 });
 
 /**
- * The API's limits; the defaults when it cannot tell (an older server, a network error).
+ * @typedef {object} ServerConfig
+ * @property {Limits} limits
+ * @property {string | null} version  The server's Bookwise version (null: an older server, or none known).
+ */
+
+/**
+ * The API's limits and version; the default limits when it cannot tell (an older server, a network
+ * error).
+ *
+ * @param {string} apiUrl
+ * @param {typeof fetch} [get]
+ * @returns {Promise<ServerConfig>}
+ */
+export async function fetchServerConfig(apiUrl, get = fetch) {
+  try {
+    const signal = AbortSignal.timeout(CONFIG_TIMEOUT_MS);
+    const response = await get(`${apiUrl}/api/config`, { credentials: 'omit', signal });
+    const served = response.ok ? await response.json() : null;
+    /** @type {Record<string, number>} */
+    const limits = { ...DEFAULT_LIMITS };
+    for (const name of Object.keys(DEFAULT_LIMITS)) {
+      const value = served?.limits?.[name];
+      if (Number.isInteger(value) && value >= 0) limits[name] = value;
+    }
+    const version = typeof served?.version === 'string' ? served.version : null;
+    return { limits: /** @type {Limits} */ (limits), version };
+  } catch {
+    return { limits: DEFAULT_LIMITS, version: null };
+  }
+}
+
+/**
+ * The API's limits; the defaults when it cannot tell.
  *
  * @param {string} apiUrl
  * @param {typeof fetch} [get]
  * @returns {Promise<Limits>}
  */
 export async function fetchLimits(apiUrl, get = fetch) {
-  try {
-    const signal = AbortSignal.timeout(CONFIG_TIMEOUT_MS);
-    const response = await get(`${apiUrl}/api/config`, { credentials: 'omit', signal });
-    const served = response.ok ? (await response.json())?.limits : null;
-    /** @type {Record<string, number>} */
-    const limits = { ...DEFAULT_LIMITS };
-    for (const name of Object.keys(DEFAULT_LIMITS)) {
-      const value = served?.[name];
-      if (Number.isInteger(value) && value >= 0) limits[name] = value;
-    }
-    return /** @type {Limits} */ (limits);
-  } catch {
-    return DEFAULT_LIMITS;
-  }
+  return (await fetchServerConfig(apiUrl, get)).limits;
 }
 
 /**

@@ -78,6 +78,7 @@ export class Panel {
     ),
   );
   #version = h('span', { 'data-bw': 'version', hidden: true });
+  #mismatch = h('p', { class: 'bw-error bw-mismatch', 'data-bw': 'version-mismatch', role: 'status', hidden: true });
   #sendButton = h('button', { class: 'bw-send', 'data-bw': 'send', onclick: () => this.#submit() }, 'Send');
   #stopButton = h('button', { class: 'bw-stop', 'data-bw': 'stop', hidden: true }, 'Stop');
   #messages = h('div', {
@@ -141,6 +142,7 @@ export class Panel {
         iconButton('clear', 'New conversation', '↺', () => this.#clear()),
         iconButton('close', 'Close', '×', () => this.close()),
       ),
+      this.#mismatch,
       this.#messages,
       h(
         'div',
@@ -295,6 +297,12 @@ export class Panel {
   showVersion(version) {
     this.#version.textContent = ` Index ${version}.`;
     this.#version.hidden = false;
+  }
+
+  /** @param {string} text  Why this site's Bookwise and its server do not go together. */
+  showMismatch(text) {
+    this.#mismatch.textContent = text;
+    this.#mismatch.hidden = !text;
   }
 
   #clear() {

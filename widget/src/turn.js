@@ -88,7 +88,7 @@ export class Turn {
         this.#end('stopped', h('p', { class: 'bw-note', 'data-bw': 'stopped' }, 'Stopped.'));
       } else {
         this.#fail(
-          error instanceof ApiError ? error : new ApiError({ message: 'Could not reach the book.' }),
+          error instanceof ApiError ? error : new ApiError({ message: 'The answer was cut off.' }),
         );
       }
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { boundHistory, DEFAULT_LIMITS, fetchLimits } from '../src/limits.js';
+import { boundHistory, DEFAULT_LIMITS, fetchLimits, fetchServerConfig } from '../src/limits.js';
 
 /** A fetch that answers `/api/config` with `body` (or fails). */
 function serving(body, { ok = true, fail = false } = {}) {
@@ -38,4 +38,11 @@ test('an older server or a network error leaves the defaults; nonsense values ar
   assert.deepEqual(await fetchLimits('', serving(null, { fail: true }).get), DEFAULT_LIMITS);
   const odd = await fetchLimits('', serving({ limits: { max_history_chars: 'many', max_selection_chars: -1 } }).get);
   assert.deepEqual(odd, DEFAULT_LIMITS);
+});
+
+test("the server's version comes with its limits; none from an older server or a failed request", async () => {
+  const served = await fetchServerConfig('', serving({ version: '0.4.1', limits: DEFAULT_LIMITS }).get);
+  assert.deepEqual(served, { limits: DEFAULT_LIMITS, version: '0.4.1' });
+  assert.equal((await fetchServerConfig('', serving({ limits: DEFAULT_LIMITS }).get)).version, null);
+  assert.equal((await fetchServerConfig('', serving(null, { fail: true }).get)).version, null);
 });

@@ -1,5 +1,6 @@
 """Liveness (``/api/health``, cheap, never touches the index), readiness (``/api/ready``) and the
-public limits a client must respect (``/api/config``: the widget reads them instead of guessing)."""
+public limits a client must respect and the server's version (``/api/config``: the widget reads them
+instead of guessing)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter
 
+from bookwise import __version__
 from bookwise.api.deps import RetrieverDep, ServicesDep
 
 router = APIRouter()
@@ -28,4 +30,5 @@ async def ready(shared: ServicesDep, retriever: RetrieverDep) -> dict[str, Any]:
 
 @router.get("/api/config")
 async def config(shared: ServicesDep) -> dict[str, Any]:
-    return {"limits": shared.limits.to_dict()}
+    # The version lets the widget tell a reader when this server and the site's plugin do not match.
+    return {"version": __version__, "limits": shared.limits.to_dict()}

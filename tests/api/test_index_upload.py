@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import socket
+import subprocess
+import sys
 import tarfile
 import time
 from collections.abc import Callable, Iterator
@@ -16,10 +18,14 @@ from typing import Any
 import httpx
 import pytest
 
-from apiserver import build_book, chat, hash_settings, running_api
+from apiserver import build_book, chat, cli_env, hash_settings, running_api
+from bookwise.index.adapt import is_adapted, model_dir
+from bookwise.index.build import run_ingest
 from bookwise.index.edge import EdgeStore
+from bookwise.index.faults import used_bytes
 from bookwise.index.publish import publish
 from bookwise.index.transfer import pack_live_generation
+from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 
 TOKEN = "upload-token-0123456789"
@@ -295,3 +301,79 @@ def test_without_an_admin_token_the_route_does_not_exist(tmp_path: Path, archive
     settings = build_book(tmp_path)
     with running_api(settings) as url:
         assert put(url, archive).status_code == 404
+
+
+def test_holes_stay_holes_on_the_server(served: Served, ci: Settings, archive: bytes) -> None:
+    """Edge's memory-mapped files are mostly holes: unpacked as written bytes, a small book's
+    generation would take 258 MB of the server's disk instead of under 1 MB."""
+    assert put(served.url, archive).status_code == 200
+    installed = served.index / "generations" / ci_generation(ci)
+    apparent = sum(p.stat().st_size for p in installed.rglob("*") if p.is_file())
+    assert used_bytes(installed) < 16 * 1024 * 1024 < apparent
+
+
+ADAPT_PAGES = {
+    f"docs/topic-{n}.md": f"# Topic {n}\n\n## {title}\n\n{body}\n"
+    for n, (title, body) in enumerate(
+        [
+            ("Installing", "Run npm install to add the package to a project."),
+            ("Reducers", "A reducer computes the next state from the state and an action."),
+            ("Actions", "An action is a plain object with a type field."),
+            ("Store", "The store holds the state tree and lets you dispatch actions."),
+            ("Selectors", "Selectors read and derive values from the state."),
+            ("Middleware", "Middleware wraps dispatch, for logging or async work."),
+            ("Testing", "Test reducers as pure functions with plain inputs."),
+            ("Thunks", "A thunk is a function dispatched to run async logic."),
+            ("Immutability", "Never mutate state: return new objects instead."),
+            ("Devtools", "The devtools extension shows each action and state."),
+        ]
+    )
+}
+
+
+@pytest.mark.model
+def test_the_site_adapted_embedder_travels_with_its_generation(tmp_path: Path) -> None:
+    """A local index is built with MiniLM adapted to the site: the server has no copy of that model
+    until the upload brings it, and then embeds questions with it."""
+    local = {"embedding_provider": "local", "embedding_adapt_max_pairs": 16, "suggested_questions": 0}
+    site = tmp_path / "site"
+    for relative, content in ADAPT_PAGES.items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / relative).write_text(content, encoding="utf-8")
+    ci = hash_settings(tmp_path / "ci", **local)
+    report = run_ingest(ci, read_site_config(site))
+    assert is_adapted(report.embed_model)
+
+    server = hash_settings(tmp_path / "server", admin_token=TOKEN, **local)
+    with running_api(server) as url:
+        answer = publish(ci.data_dir, url, TOKEN, timeout_s=120)
+        assert answer["model_installed"] and answer["embed_model"] == report.embed_model
+        assert (model_dir(server.data_dir, report.embed_model) / "config.json").is_file()
+        ready = httpx.get(f"{url}/api/ready", timeout=60).json()
+        assert ready["embed_model"] == report.embed_model
+        found = httpx.post(
+            f"{url}/api/search", json={"query": "what does a reducer compute?", "top_k": 3}, timeout=60
+        ).json()
+        assert "Reducers" in [source["heading"] for source in found["sources"]]
+
+
+def test_publish_command_prints_the_answer_and_fails_on_refusal(served: Served, ci: Settings) -> None:
+    env = cli_env(ci.data_dir, BOOKWISE_ADMIN_TOKEN=TOKEN)
+    command = [sys.executable, "-m", "bookwise.cli", "publish", "--server", served.url]
+
+    done = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["serving"] == ci_generation(ci)
+
+    wrong = env | {"BOOKWISE_ADMIN_TOKEN": "not-the-token-0123456789"}
+    done = subprocess.run(command, env=wrong, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "[publish_failed]" in done.stderr and "401 unauthorized" in done.stderr
+
+    gone = [sys.executable, "-m", "bookwise.cli", "publish", "--server", "http://127.0.0.1:9"]
+    done = subprocess.run(gone, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "could not upload the index to http://127.0.0.1:9" in done.stderr
+
+    no_token = {k: v for k, v in env.items() if k != "BOOKWISE_ADMIN_TOKEN"}
+    done = subprocess.run(command, env=no_token, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "BOOKWISE_ADMIN_TOKEN" in done.stderr

@@ -47,8 +47,13 @@ def ingest(report_path: str, stderr_path: str, status: str) -> str:
         f"| embedder | {_cell(report.get('embed_model', ''))} |",
         f"| duration | {report['duration_s']:.1f} s |",
     ]
-    problems = [(e.get("path", ""), e.get("line"), e["code"], e["message"]) for e in report["errors"]]
     check = report.get("manifest") or {}
+    if check:
+        lines.append(
+            f"| build manifest | {check['docs_agreeing']}/{check['docs']} docs and "
+            f"{check['headings_agreeing']}/{check['headings']} heading ids agree |"
+        )
+    problems = [(e.get("path", ""), e.get("line"), e["code"], e["message"]) for e in report["errors"]]
     problems += [
         (
             m["doc_path"],

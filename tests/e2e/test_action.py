@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import yaml
 
 from apiserver import BOOK, build_book, running_api
 from bookwise.settings import Settings
+from examplesite import EXAMPLE_SITE, build_example
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
@@ -179,6 +181,22 @@ def test_target_server_installs_the_index_and_a_doc_change_updates_it(tmp_path: 
     assert second.output("index-version") not in ("", version)
     assert _ready(url)["index_version"] == second.output("index-version")
     assert "1 updated" in second.summary or "1 created" in second.summary
+
+
+def test_the_example_book_with_its_build_manifest_and_strict(tmp_path: Path, server: Any) -> None:
+    """The documented use: after the site build, with the plugin's manifest (the default) and strict."""
+    build_example()
+    workspace = tmp_path / "docs-repo"  # a copy: the ingest writes llms.txt into the build it checks
+    shutil.copytree(EXAMPLE_SITE, workspace, ignore=shutil.ignore_patterns("node_modules", ".docusaurus"))
+    url, _ = server
+
+    run = run_action(
+        workspace, tmp_path, {"target": "server", "server-url": url, "admin-token": TOKEN}, HASH_ENV
+    )
+
+    assert run.failed_step is None, run.logs
+    assert _ready(url)["index_version"] == run.output("index-version")
+    assert "| build manifest | 8/8 docs and" in run.summary and "### Errors" not in run.summary
 
 
 def test_a_failing_ingest_fails_the_step_and_publishes_nothing(tmp_path: Path, server: Any) -> None:

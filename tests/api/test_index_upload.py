@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -263,7 +264,10 @@ def test_oversized_upload_is_refused_declared_or_not(tmp_path: Path, archive: by
     served.assert_clean()
 
 
-def test_interrupted_upload_leaves_nothing(served: Served, archive: bytes) -> None:
+def test_interrupted_upload_leaves_nothing(
+    served: Served, archive: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="bookwise")
     state = served.state()
     host, port = served.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:
@@ -275,6 +279,8 @@ def test_interrupted_upload_leaves_nothing(served: Served, archive: bytes) -> No
         time.sleep(0.3)  # let the server start writing, then vanish mid-body
     served.assert_clean()
     assert served.state() == state
+    events = [record.getMessage() for record in caplog.records]
+    assert "index_upload_interrupted" in events and "unexpected_error" not in events
     assert put(served.url, archive).status_code == 200  # the lock was let go
 
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Header, Request
+from starlette.requests import ClientDisconnect
 
 from bookwise.api.bearer import bearer_matches
 from bookwise.api.deps import ServicesDep
@@ -67,6 +68,9 @@ async def upload_index(
                 pending.clear()
         await anyio.to_thread.run_sync(upload.write, bytes(pending))
         installed = await anyio.to_thread.run_sync(upload.install)
+    except ClientDisconnect:  # the client went away (or missed the request deadline): nobody to answer
+        log_event("index_upload_interrupted", logging.WARNING, received_bytes=upload.received)
+        raise InvalidRequestError("the upload was interrupted; nothing was installed") from None
     finally:
         await anyio.to_thread.run_sync(upload.close)
     answer = installed.to_dict()

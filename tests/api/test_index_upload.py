@@ -383,3 +383,14 @@ def test_publish_command_prints_the_answer_and_fails_on_refusal(served: Served, 
     no_token = {k: v for k, v in env.items() if k != "BOOKWISE_ADMIN_TOKEN"}
     done = subprocess.run(command, env=no_token, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "BOOKWISE_ADMIN_TOKEN" in done.stderr
+
+
+def test_a_nearly_full_disk_refuses_before_writing(tmp_path: Path, archive: bytes) -> None:
+    settings = build_book(tmp_path, admin_token=TOKEN)
+    served = Served("", settings)
+    state = served.state()
+    full = settings.model_copy(update={"min_free_disk_mb": 10**9})  # more than any disk has free
+    with running_api(full) as url:
+        message = refused(put(url, archive), 503, "disk_full")
+        assert message  # the public sentence; the detail (BOOKWISE_MIN_FREE_DISK_MB) is in the log
+    assert served.state() == state and not (served.index / "incoming").exists()

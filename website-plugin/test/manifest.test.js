@@ -107,3 +107,37 @@ test('docs of every version are listed with paths relative to their version fold
     ['first-steps', 'café-&-more', 'first-steps-1'],
   );
 });
+
+test('a minified build under a baseUrl, with trailing slashes, another version and locale: same headings', async () => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bookwise-manifest-'));
+  // trailingSlash: true writes docs/next/intro/index.html for the permalink /book/fr/docs/next/intro/.
+  const folder = path.join(outDir, 'fr', 'docs', 'next', 'intro');
+  fs.mkdirSync(folder, {recursive: true});
+  fs.writeFileSync(path.join(folder, 'index.html'), MINIFIED);
+  const allContent = {
+    'docusaurus-plugin-content-docs': {
+      default: {
+        loadedVersions: [
+          {
+            versionName: 'current',
+            contentPath: '/site/docs',
+            contentPathLocalized: '/site/i18n/fr/docusaurus-plugin-content-docs/current',
+            docs: [
+              {
+                id: 'intro',
+                source: '@site/i18n/fr/docusaurus-plugin-content-docs/current/intro.md',
+                permalink: '/book/fr/docs/next/intro/',
+              },
+            ],
+          },
+        ],
+      },
+    },
+  };
+  const [doc] = await collectDocs({allContent, siteDir: '/site', outDir, baseUrl: '/book/', locale: 'fr'});
+  assert.equal(doc.built, true);
+  assert.equal(doc.doc_path, 'intro.md');
+  assert.equal(doc.locale, 'fr');
+  assert.deepEqual(doc.headings, headingIds(MINIFIED));
+  assert.equal(doc.headings.length, 4);
+});

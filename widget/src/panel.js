@@ -78,7 +78,12 @@ export class Panel {
     ),
   );
   #version = h('span', { 'data-bw': 'version', hidden: true });
-  #mismatch = h('p', { class: 'bw-error bw-mismatch', 'data-bw': 'version-mismatch', role: 'status', hidden: true });
+  #mismatch = h('p', {
+    class: 'bw-error bw-mismatch',
+    'data-bw': 'version-mismatch',
+    role: 'status',
+    hidden: true,
+  });
   #sendButton = h('button', { class: 'bw-send', 'data-bw': 'send', onclick: () => this.#submit() }, 'Send');
   #stopButton = h('button', { class: 'bw-stop', 'data-bw': 'stop', hidden: true }, 'Stop');
   #messages = h('div', {

@@ -99,7 +99,7 @@ def test_missing_site_and_bad_settings_exit_with_clear_messages(tmp_path: Path) 
         env=env,
         timeout=60,
     )
-    assert bad.returncode == 2 and "chunk_max_tokens" in bad.stderr
+    assert bad.returncode == 2 and "BOOKWISE_CHUNK_MAX_TOKENS: Input should be a valid integer" in bad.stderr
 
 
 def test_search_and_eval_as_a_ci_gate(make_site: SiteFactory, tmp_path: Path) -> None:

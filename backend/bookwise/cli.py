@@ -8,13 +8,16 @@ import os
 import sys
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from bookwise import __version__
 from bookwise.errors import BookwiseError
 from bookwise.settings import Settings, describe_settings_error
+
+if TYPE_CHECKING:
+    from bookwise.ingest.site import SiteConfig
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 WORKER_HEALTHCHECK_S = 30
@@ -56,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="build manifest of docusaurus-plugin-bookwise (repeat per locale): checked, and its "
         "permalinks and heading ids preferred to Bookwise's own",
+    )
+    ingest.add_argument(
+        "--no-llms",
+        action="store_true",
+        help="with --manifest, do not write llms.txt and the .md twins into the manifest's build folder",
     )
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
     ingest.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
@@ -130,6 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
     commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
+    publish = commands.add_parser(
+        "publish",
+        help="upload this data dir's live index generation to a running server (the embedded index); "
+        "the token is BOOKWISE_ADMIN_TOKEN",
+    )
+    publish.add_argument("--server", required=True, help="the server's base URL, e.g. https://bot.example.com")
+    publish.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the upload and the server's checks"
+    )
+    publish.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     _add_insights_report_flags(_add_insights_command(commands))
     return parser
 
@@ -415,10 +433,17 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         progress.end()
     if not args.dry_run and report.get("generation") and settings.suggested_questions:
         report["suggestions"] = _suggest(settings)
+    # The manifest lies in the build: the agents' Markdown (llms.txt, .md twins) is written beside it in
+    # the same CI step, so a deploy never ships pages whose "Copy page" twin is missing or stale.
+    build_dir = args.manifest[0].parent if args.manifest and not args.no_llms else None
+    if build_dir is not None and not args.dry_run and (build_dir / "index.html").is_file():
+        report["llms"] = _write_llms(settings, site, build_dir, args.manifest)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_report(report)
+        if build_dir is not None and "llms" in report:
+            print(_llms_line(report["llms"], build_dir))
     failed = report["errors"] or (report["manifest"] and report["manifest"]["mismatches"])
     return EXIT_ERRORS if args.strict and failed else EXIT_OK
 
@@ -560,11 +585,6 @@ def _print_answer_end(events: list[Any]) -> None:
 
 
 def _llms(args: argparse.Namespace, settings: Settings) -> int:
-    from dataclasses import replace
-
-    from bookwise.ingest.llms import read_book, write_llms
-    from bookwise.ingest.manifest import load_manifests
-    from bookwise.ingest.pipeline import ChunkingParams, ingest_site
     from bookwise.ingest.site import read_site_config
 
     if not args.site_dir.is_dir() or not args.out.is_dir():
@@ -572,24 +592,47 @@ def _llms(args: argparse.Namespace, settings: Settings) -> int:
     site = read_site_config(args.site_dir, extra_roots=tuple(settings.ingest_extra_roots))
     default_manifest = args.out / "bookwise-manifest.json"
     manifests = args.manifest or ([default_manifest] if default_manifest.is_file() else [])
+    report = _write_llms(settings, site, args.out, manifests, title=args.title, summary=args.summary)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(_llms_line(report, args.out))
+        for error in report["errors"]:
+            print(f"  error {error['path']}: [{error['code']}] {error['message']}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write_llms(
+    settings: Settings,
+    site: SiteConfig,
+    out: Path,
+    manifests: list[Path],
+    *,
+    title: str | None = None,
+    summary: str | None = None,
+) -> dict[str, Any]:
+    """llms.txt, llms-full.txt and the .md twins of every doc, written into the built site ``out``."""
+    from dataclasses import replace
+
+    from bookwise.ingest.llms import read_book, write_llms
+    from bookwise.ingest.manifest import load_manifests
+    from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+
     # Chunks are not used; a word count keeps chunking cheap.
     params = ChunkingParams(10_000, 0, 0, 10_000, lambda text: len(text.split()))
     result = ingest_site(site, params, built=load_manifests(manifests) if manifests else None)
     book = read_book(site, settings.book_title)
-    book = replace(book, title=args.title or book.title, summary=args.summary or book.summary)
-    report = write_llms(result.documents, site, book, args.out, settings.llms_max_chars).to_dict()
+    book = replace(book, title=title or book.title, summary=summary or book.summary)
+    report = write_llms(result.documents, site, book, out, settings.llms_max_chars).to_dict()
     report["errors"] = [e.to_dict() for e in result.errors]
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(
-            f"llms.txt ({report['llms_chars']} chars, {report['listed']} pages, "
-            f"fallback {report['fallback']}), "
-            f"llms-full.txt ({report['full_chars']} chars), {report['pages']} .md twins in {args.out}"
-        )
-        for error in result.errors:
-            print(f"  error {error.path}: [{error.code}] {error.message}", file=sys.stderr)
-    return EXIT_OK
+    return report
+
+
+def _llms_line(report: dict[str, Any], out: Path) -> str:
+    return (
+        f"llms.txt ({report['llms_chars']} chars, {report['listed']} pages, fallback {report['fallback']}), "
+        f"llms-full.txt ({report['full_chars']} chars), {report['pages']} .md twins in {out}"
+    )
 
 
 def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
@@ -622,6 +665,36 @@ def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
             retriever.close()
     for text in printed.values():
         sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _publish(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.errors import PublishError
+    from bookwise.index.publish import publish
+    from bookwise.retrieval.suggestions import SuggestionStore
+
+    if settings.admin_token is None:
+        raise BookwiseError("set BOOKWISE_ADMIN_TOKEN to the server's admin token")
+    try:
+        answer = publish(
+            settings.data_dir,
+            args.server,
+            settings.admin_token.get_secret_value(),
+            timeout_s=args.timeout,
+            suggestions=SuggestionStore(settings.data_dir).path,
+        )
+    except PublishError as error:
+        if args.json and error.answer is not None:
+            print(json.dumps(error.answer, indent=2))
+        raise
+    if args.json:
+        print(json.dumps(answer, indent=2))
+    else:
+        print(
+            f"installed index {answer['index_version']} on {args.server}: {answer['points']} chunks, "
+            f"{answer['embed_model']}, {answer['archive_bytes'] / 1e6:.1f} MB uploaded; "
+            f"serving {answer['serving'] or '(not yet)'}"
+        )
     return EXIT_OK
 
 
@@ -689,6 +762,8 @@ def main(argv: list[str] | None = None) -> int:
             return _llms(args, settings)
         if args.command == "mcp":
             return _mcp(settings)
+        if args.command == "publish":
+            return _publish(args, settings)
         if args.command == "insights":
             return _insights(args, settings)
     except BookwiseError as exc:

@@ -72,3 +72,21 @@ def test_serve_site_serves_llms_txt_and_twins(site: Path, settings: Settings) ->
             assert twin.status_code == 200 and twin.headers["content-type"] == "text/markdown; charset=utf-8"
             assert twin.text.startswith("# ")
         assert client.get("/llms-full.txt").text.count("\nSource: http://127.0.0.1:8000/docs/") >= 8
+
+
+def test_ingest_with_the_manifest_writes_llms_into_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One CI command: `ingest --manifest build/bookwise-manifest.json` used to leave the build without
+    # its agents' Markdown until `bookwise llms` was run too, so "Copy page" failed on a fresh deploy.
+    build = tmp_path / "build"
+    shutil.copytree(build_example(), build)
+    monkeypatch.setenv("BOOKWISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BOOKWISE_EMBEDDING_PROVIDER", "hash")
+    monkeypatch.setenv("BOOKWISE_SUGGESTED_QUESTIONS", "0")
+    manifest = str(build / "bookwise-manifest.json")
+    assert main(["ingest", str(EXAMPLE_SITE), "--manifest", manifest, "--strict"]) == 0
+    assert check_twins_match_built_pages(build) >= 8
+    (build / "llms.txt").unlink()
+    assert main(["ingest", str(EXAMPLE_SITE), "--manifest", manifest, "--no-llms"]) == 0
+    assert not (build / "llms.txt").exists()

@@ -1,0 +1,269 @@
+"""The Dockerfile built and run for real: ingest the example book into a volume, serve, answer over SSE.
+
+No container registry is reachable here, so the image's base is made from Debian's packages (mmdebstrap:
+bookworm with python3 and python3-venv, as a site owner's `python:3.11-slim` has them) and imported into
+podman once; later runs reuse it (`podman image exists`). The image is built with
+`podman build --isolation chroot` and its layer cache, so a warm run rebuilds only what changed. The
+build installs from the same package indexes as this machine: pip's own configuration files, and the
+local folders and CA bundle they name, are mounted read-only into the build steps, never copied into
+the image. Containers run with runc and explicit ulimits (crun cannot set them here).
+
+Needs root: podman builds and runs rootful here, and the tools come from Debian's packages
+(scripts/setup-test-deps installs them).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from apiserver import parse_sse
+from examplesite import EXAMPLE_SITE, MANIFEST_NAME, build_example
+from nginx import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ("podman", "buildah", "mmdebstrap", "runc")
+APT_INSTALL = "apt-get install -y --no-install-recommends podman buildah mmdebstrap runc"
+BASE_PACKAGES = ("ca-certificates", "python3", "python3-venv")
+# The packages are in the tag: a different list makes a new base instead of reusing a stale one.
+BASE_IMAGE = (
+    "localhost/bookwise-test-base:bookworm-"
+    + hashlib.sha256(" ".join(BASE_PACKAGES).encode()).hexdigest()[:12]
+)
+IMAGE = "localhost/bookwise-test:latest"
+RUN_FLAGS = ["--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
+QUESTION = "What are the two steps of the Kalman filter?"
+READY_WITHIN_S = 180
+BUILD_TIMEOUT_S = 1800
+
+
+def _run(cmd: list[str], timeout: float = 600, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kwargs)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(cmd)} exited {proc.returncode}\n--- stdout ---\n{proc.stdout[-4000:]}"
+            f"\n--- stderr ---\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+@contextmanager
+def _lock(name: str) -> Iterator[None]:
+    """One build of the base and of the image at a time on this machine (other sessions, xdist)."""
+    with open(f"/tmp/{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _ensure_tools() -> None:
+    if os.geteuid() != 0:
+        pytest.skip(f"the container test builds and runs rootful podman: run it as root ({APT_INSTALL})")
+    if all(shutil.which(tool) or Path("/usr/sbin", tool).exists() for tool in TOOLS):
+        return
+    _run(["apt-get", "update", "-q"])
+    _run([*APT_INSTALL.split(), "-q"], env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def _base_image(scratch: Path) -> str:
+    """Debian bookworm with Python, made once with mmdebstrap and imported into podman."""
+    with _lock("bookwise-test-base"):
+        if subprocess.run(["podman", "image", "exists", BASE_IMAGE], check=False).returncode != 0:
+            rootfs = scratch / "rootfs.tar"
+            _run(
+                ["mmdebstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
+                 "bookworm", str(rootfs)],
+                timeout=BUILD_TIMEOUT_S,
+            )  # fmt: skip
+            _run(["podman", "import", str(rootfs), BASE_IMAGE])
+            rootfs.unlink()
+    return BASE_IMAGE
+
+
+def _pip_config_mounts() -> list[str]:
+    """`-v path:path:ro` for pip's configuration files on this machine and the local paths they name
+    (find-links folders, file:// indexes with the files they link to, constraints, CA bundle)."""
+    debug = _run([sys.executable, "-m", "pip", "config", "debug"]).stdout
+    paths: set[Path] = set()
+    for line in debug.splitlines():
+        found = re.match(r"\s*(/\S+), exists: True$", line)
+        if found:
+            paths.add(Path(found.group(1)))
+            continue
+        value = line.split(":", 1)[1] if ":" in line else line.split("=", 1)[-1]
+        for token in value.replace("'", " ").replace('"', " ").split():
+            if token.startswith("file://"):
+                # A simple index links its files relatively (../../files/x.whl): mount the folder above.
+                paths.add(Path(token.removeprefix("file://")).parent)
+            elif token.startswith("/"):
+                paths.add(Path(token))
+    mounts = []
+    for path in sorted(p for p in paths if p.exists()):
+        if any(parent in paths for parent in path.parents):
+            continue  # inside a folder mounted already
+        mounts += ["-v", f"{path}:{path}:ro"]
+    return mounts
+
+
+def _build_image(base: str) -> str:
+    with _lock("bookwise-test-image"):
+        before = subprocess.run(
+            ["podman", "image", "inspect", "--format", "{{.Id}}", IMAGE],
+            capture_output=True, text=True, check=False,
+        ).stdout.strip()  # fmt: skip
+        _run(
+            ["podman", "build", "--isolation", "chroot", "--layers", "--format", "docker",
+             "--build-arg", f"BASE={base}",
+             "--build-arg", "TORCH_INDEX_URL=",  # torch from pip's configuration: the CPU wheel is there
+             *_pip_config_mounts(), "-t", IMAGE, str(ROOT)],
+            timeout=BUILD_TIMEOUT_S,
+        )  # fmt: skip
+        after = _run(["podman", "image", "inspect", "--format", "{{.Id}}", IMAGE]).stdout.strip()
+        if before and before != after:  # the previous build, now untagged: not kept around
+            subprocess.run(["podman", "rmi", before], capture_output=True, check=False)
+    return IMAGE
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    _ensure_tools()
+    started = time.monotonic()
+    built = _build_image(_base_image(tmp_path_factory.mktemp("base")))
+    size = int(_run(["podman", "image", "inspect", "--format", "{{.Size}}", built]).stdout)
+    print(f"\nimage {built}: {size / 1e6:.0f} MB, base and build {time.monotonic() - started:.0f} s")
+    return built
+
+
+def _copy_example(build_dir: Path, site: Path) -> Path:
+    """The example's sources and its build, writable by the container's user: with --manifest, ingest
+    writes llms.txt and the .md twins into the build folder."""
+    skip = shutil.ignore_patterns("node_modules", "build", ".docusaurus", ".bookwise*")
+    shutil.copytree(EXAMPLE_SITE, site, ignore=skip)
+    shutil.copytree(build_dir, site / "build", ignore=shutil.ignore_patterns(".bookwise*"))
+    for folder, dirs, files in os.walk(site):
+        for name in [folder, *(os.path.join(folder, entry) for entry in dirs + files)]:
+            os.chmod(name, 0o777 if os.path.isdir(name) else 0o666)
+    return site
+
+
+def _wait_ready(url: str, name: str) -> dict[str, Any]:
+    deadline = time.monotonic() + READY_WITHIN_S
+    while True:
+        try:
+            response = httpx.get(f"{url}/api/ready", timeout=5)
+            if response.status_code == 200:
+                ready: dict[str, Any] = response.json()
+                return ready
+        except httpx.HTTPError:
+            pass
+        state = _run(["podman", "inspect", "--format", "{{.State.Status}}", name]).stdout.strip()
+        if state != "running" or time.monotonic() > deadline:
+            logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True, check=False)
+            raise AssertionError(
+                f"the container ({state}) was not ready within {READY_WITHIN_S}s:\n"
+                f"{logs.stdout[-3000:]}{logs.stderr[-3000:]}"
+            )
+        time.sleep(0.5)
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    container: str
+    ready: dict[str, Any]
+    ingest_report: str
+
+
+@pytest.fixture(scope="module")
+def served(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The example book ingested by a one-off container into a named volume, then served from it by
+    another container published on loopback."""
+    site = _copy_example(build_example(), tmp_path_factory.mktemp("example") / "site")
+    run_id = uuid.uuid4().hex[:10]
+    volume, container = f"bookwise-test-data-{run_id}", f"bookwise-test-{run_id}"
+    _run(["podman", "volume", "create", volume])
+    try:
+        ingest = _run(
+            ["podman", "run", "--rm", *RUN_FLAGS, "--no-healthcheck",
+             "-v", f"{volume}:/data", "-v", f"{site}:/site",
+             "-e", "BOOKWISE_EMBEDDING_ADAPT=false",  # adapting the model takes minutes on CPU
+             image, "bookwise", "ingest", "/site", "--manifest", f"/site/build/{MANIFEST_NAME}", "--strict"],
+            timeout=900,
+        )  # fmt: skip
+        port = free_port()
+        _run(
+            ["podman", "run", "--detach", "--name", container, *RUN_FLAGS,
+             "--health-interval", "disable",  # no systemd timer here; checks are run by the test
+             "-v", f"{volume}:/data", "-p", f"127.0.0.1:{port}:8000", image],
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            yield Served(url, container, _wait_ready(url, container), ingest.stdout)
+        finally:
+            subprocess.run(["podman", "rm", "--force", "--time", "5", container], capture_output=True)
+    finally:
+        subprocess.run(["podman", "volume", "rm", "--force", volume], capture_output=True)
+
+
+def test_one_off_ingest_fills_the_volume_the_server_reads(served: Served) -> None:
+    processed = re.search(r"docs: (\d+) processed", served.ingest_report)
+    assert processed is not None and int(processed.group(1)) > 0, served.ingest_report
+    assert served.ready["points"] > 0
+    assert served.ready["embed_model"] == "all-MiniLM-L6-v2"  # the packaged model, offline
+    assert served.ready["llm"] is None
+
+
+def test_answers_over_sse_with_sources(served: Served) -> None:
+    with httpx.Client(timeout=60) as client:
+        with client.stream("POST", f"{served.url}/api/chat", json={"question": QUESTION}) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            events = list(parse_sse(response.iter_lines()))
+    names = [name for name, _ in events]
+    assert names[-1] == "done", names
+    sources = next(data for name, data in events if name == "sources")["sources"]
+    assert any("kalman" in source["url"] for source in sources), [s["url"] for s in sources]
+    assert "".join(data["text"] for name, data in events if name == "token")
+
+
+def test_server_runs_as_non_root_as_the_containers_first_process(served: Served) -> None:
+    pid = _run(["podman", "inspect", "--format", "{{.State.Pid}}", served.container]).stdout.strip()
+    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    uids = re.search(r"^Uid:\s+(.*)$", status, re.MULTILINE)
+    assert uids is not None
+    assert "0" not in uids.group(1).split(), status  # real, effective, saved and filesystem uid
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert b"serve" in cmdline  # exec form: the server itself gets the stop signal
+
+
+def test_healthcheck_reports_healthy(served: Served) -> None:
+    check = subprocess.run(["podman", "healthcheck", "run", served.container], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    health = _run(["podman", "inspect", "--format", "{{.State.Health.Status}}", served.container])
+    assert health.stdout.strip() == "healthy"
+
+
+def test_image_is_configured_for_a_volume_a_port_and_readiness(image: str) -> None:
+    inspected = json.loads(_run(["podman", "image", "inspect", image]).stdout)[0]
+    config = inspected["Config"]
+    assert config["User"] == "bookwise"
+    assert "/data" in config["Volumes"]
+    assert "8000/tcp" in config["ExposedPorts"]
+    assert "BOOKWISE_DATA_DIR=/data" in config["Env"]
+    assert "/api/ready" in " ".join(inspected["Healthcheck"]["Test"])
+    assert config["Cmd"][:2] == ["bookwise", "serve"]

@@ -259,3 +259,52 @@ def test_file_limit_is_raised_to_fit_the_connection_cap(tmp_path: Path) -> None:
         assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= 1100
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+UPLOAD_TOKEN = "upload-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def upload_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    settings = build_book(
+        tmp_path_factory.mktemp("upload-limits"),
+        http_request_timeout_s=REQUEST_TIMEOUT_S,
+        admin_token=UPLOAD_TOKEN,
+    )
+    with running_api(settings) as running:
+        yield running
+
+
+def trickled_upload(url: str, token: str) -> bytes | None:
+    """A 40-byte body sent a byte every 0.1 s (4 s, eight request timeouts); the answer, or None when
+    the server closed the connection before the body was through."""
+    body = b"x" * 40
+    with connect(url) as sock:
+        sock.sendall(
+            b"PUT /api/admin/index HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\n"
+            + f"Authorization: Bearer {token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        )
+        for byte in body[:-1]:
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                return None
+            if closed_by_server(sock, 0.1):  # nothing is answered before the body is complete
+                return None
+        sock.sendall(body[-1:])
+        return read_to_close(sock)
+
+
+def test_a_slow_index_upload_by_the_token_holder_is_not_cut_at_the_request_timeout(upload_url: str) -> None:
+    # A generation (with an adapted embedder, about 90 MB) can take longer than the request deadline
+    # to arrive; for the admin token's holder the deadline counts silence, not the whole body.
+    answer = trickled_upload(upload_url, UPLOAD_TOKEN)
+    assert answer is not None, "the token holder's upload was cut while bytes kept coming"
+    status, error, _ = json_error(answer)
+    assert (status, error["code"]) == (422, "index_upload_invalid")  # 40 bytes of x are no archive
+    assert_serving(upload_url)
+
+
+def test_a_slow_index_upload_without_the_token_is_cut_at_the_request_timeout(upload_url: str) -> None:
+    assert trickled_upload(upload_url, "not-the-token-at-all") is None
+    assert_serving(upload_url)

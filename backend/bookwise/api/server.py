@@ -26,6 +26,7 @@ it runs before uvicorn's proxy-headers middleware has read any header.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import resource
@@ -38,6 +39,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bookwise.api.limits import Network, is_trusted, parse_networks
 from bookwise.api.logs import log_event
+from bookwise.api.routes.admin import INDEX_UPLOAD_PATH
 from bookwise.errors import MalformedRequestError
 from bookwise.settings import Settings
 
@@ -52,6 +54,7 @@ class _GuardedH11Protocol(H11Protocol):
     trusted: ClassVar[list[Network]] = []
     open_per_client: ClassVar[Counter[str]] = Counter()
     max_head_bytes: ClassVar[int] = 16_384
+    upload_authorization: ClassVar[bytes | None] = None  # b"Bearer <admin token>", when uploads exist
 
     _deadline: asyncio.TimerHandle | None = None
     _counted: str | None = None
@@ -75,6 +78,17 @@ class _GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self.conn.their_state not in _WAITING:  # the request is complete: its answer may take long
             self._disarm()
+        elif self.conn.their_state is h11.SEND_BODY and self._is_authorized_upload():
+            # An index generation can take longer than the deadline to arrive: for the admin token's
+            # holder it is a deadline for silence, re-armed by every read, not for the whole body.
+            self._arm()
+
+    def _is_authorized_upload(self) -> bool:
+        expected = self.upload_authorization
+        if expected is None or self.scope.get("path") != INDEX_UPLOAD_PATH:
+            return False
+        given = next((value for name, value in self.headers if name == b"authorization"), b"")
+        return hmac.compare_digest(given, expected)
 
     def _head_too_large(self, data: bytes) -> bool:
         """h11 bounds only an incomplete head: 3,000 headers arriving in one read passed whole. So the
@@ -149,12 +163,14 @@ class _GuardedH11Protocol(H11Protocol):
 
 
 def protocol_class(settings: Settings) -> type[H11Protocol]:
+    token = settings.admin_token
     limits = {
         "request_timeout_s": settings.http_request_timeout_s,
         "per_client": settings.http_max_connections_per_client,
         "trusted": parse_networks(settings.trusted_proxies),
         "open_per_client": Counter(),
         "max_head_bytes": settings.http_max_header_bytes,
+        "upload_authorization": None if token is None else b"Bearer " + token.get_secret_value().encode(),
     }
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), limits)
 

@@ -37,7 +37,10 @@ router = APIRouter()
 WRITE_BYTES = 1024 * 1024  # body chunks are gathered to this size before a thread writes them
 
 
-@router.put("/api/admin/index")
+INDEX_UPLOAD_PATH = "/api/admin/index"
+
+
+@router.put(INDEX_UPLOAD_PATH)
 async def upload_index(
     request: Request,
     shared: ServicesDep,

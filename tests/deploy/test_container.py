@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -66,7 +67,7 @@ def _run(cmd: list[str], timeout: float = 600, **kwargs: Any) -> subprocess.Comp
 @contextmanager
 def _lock(name: str) -> Iterator[None]:
     """One build of the base and of the image at a time on this machine (other sessions, xdist)."""
-    with open(f"/tmp/{name}.lock", "w") as handle:
+    with open(Path(tempfile.gettempdir(), f"{name}.lock"), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
@@ -129,7 +130,9 @@ def _build_image(base: str) -> str:
         _run(
             ["podman", "build", "--isolation", "chroot", "--layers", "--format", "docker",
              "--build-arg", f"BASE={base}",
-             "--build-arg", "TORCH_INDEX_URL=",  # torch from pip's configuration: the CPU wheel is there
+             # torch as scripts/install gets it, from pip's configuration (which must offer CPU torch
+             # there too); the Dockerfile's default, PyTorch's own index, is not reachable here.
+             "--build-arg", "TORCH_INDEX_URL=",
              *_pip_config_mounts(), "-t", IMAGE, str(ROOT)],
             timeout=BUILD_TIMEOUT_S,
         )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Issue 16's connection attacks against `bookwise serve` on loopback, with its default limits.
+"""The red-team pass's connection attacks against `bookwise serve` on loopback, with its default limits.
 
 Starts `bookwise serve` (no index needed: `/api/health` answers without one), then: four headers
 that never end (up to 100 MB each) and the server's memory before and after; 1,100 idle connections

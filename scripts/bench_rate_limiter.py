@@ -44,7 +44,7 @@ OLD_CAP = 50_000
 
 
 class OldRateLimiter:
-    """The hand-written limiter before issue 15 (bookwise/api/limits.py at 3bfbc32), for comparison."""
+    """The hand-written limiter before the shared one (bookwise/api/limits.py at 3bfbc32), for comparison."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute

@@ -1,4 +1,4 @@
-"""The test suite ignores the developer's environment (issue 15): a `BOOKWISE_LLM_BASE_URL` exported
+"""The test suite ignores the developer's environment: a `BOOKWISE_LLM_BASE_URL` exported
 in the shell turned an extractive-answer test into a model call, and `bookwise.toml` was read from
 the working directory."""
 

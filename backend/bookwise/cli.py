@@ -143,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="upload this data dir's live index generation to a running server (the embedded index); "
         "the token is BOOKWISE_ADMIN_TOKEN",
     )
-    publish.add_argument("--server", required=True, help="the server's base URL, e.g. https://bot.example.com")
+    publish.add_argument(
+        "--server", required=True, help="the server's base URL, e.g. https://bot.example.com"
+    )
     publish.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upload and the server's checks"
     )
@@ -449,7 +451,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _suggest(settings: Settings) -> int:
-    """Check the new generation's proposed questions with retrieval and store them (issue 14)."""
+    """Check the new generation's proposed questions with retrieval and store them."""
     from bookwise.retrieval.suggestions import suggest_for_live_index
 
     try:
@@ -713,7 +715,7 @@ def _day(value: str) -> date:
 
 
 def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
-    """``bookwise insights``: the question log, for the book's authors (issue 13)."""
+    """``bookwise insights``: the question log, for the book's authors."""
     insights: argparse.ArgumentParser = commands.add_parser(
         "insights", help="what readers ask (the question log): the authors' report; delete old rows"
     )

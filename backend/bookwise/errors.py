@@ -252,7 +252,7 @@ class NotFoundError(RequestRejected):
     status_code = 404
 
 
-# Data-directory faults (issue 16): what the index layer cannot recover from by itself.
+# Data-directory faults: what the index layer cannot recover from by itself.
 
 
 class IndexCorruptError(IndexError_):
@@ -269,7 +269,7 @@ class DiskFullError(IndexError_):
     public_message = "the server's disk is full"
 
 
-# HTTP layer (issue 16).
+# HTTP layer.
 
 
 class MalformedRequestError(RequestRejected):
@@ -293,7 +293,7 @@ class FeedbackUnavailableError(BookwiseError):
     status_code = 503
 
 
-# Metrics (issue 15).
+# Metrics.
 
 
 class UnauthorizedError(RequestRejected):
@@ -303,7 +303,7 @@ class UnauthorizedError(RequestRejected):
     status_code = 401
 
 
-# Index compatibility (issue 15).
+# Index compatibility.
 
 
 class IndexIncompatibleError(IndexError_):
@@ -313,7 +313,7 @@ class IndexIncompatibleError(IndexError_):
     public_message = "the book's index was built by another version of Bookwise; it must be rebuilt"
 
 
-# The question log and feedback store (issue 13).
+# The question log and feedback store.
 
 
 class InsightsStoreError(BookwiseError):

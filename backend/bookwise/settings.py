@@ -225,7 +225,7 @@ class Settings(BaseSettings):
         "(the demo; one origin, so no CORS). Unset: the API only.",
     )
 
-    # Data-directory faults (issue 16).
+    # Data-directory faults.
     min_free_disk_mb: int = Field(
         200,
         ge=0,
@@ -233,7 +233,7 @@ class Settings(BaseSettings):
         "before writing (and between batches) below it, the live index untouched. 0 disables the check.",
     )
 
-    # HTTP layer hardening (issue 16): uvicorn's limits, the request deadline it lacks, docs, feedback.
+    # HTTP layer hardening: uvicorn's limits, the request deadline it lacks, docs, feedback.
     http_request_timeout_s: float = Field(
         15.0,
         gt=0,
@@ -279,7 +279,7 @@ class Settings(BaseSettings):
         "(request ids kept in memory; an older or unknown id is refused).",
     )
 
-    # ingest hardening (issue 16)
+    # ingest hardening
     ingest_extra_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         description="Folders outside the site directory that docs, docs folders and MDX imports may "
@@ -287,7 +287,7 @@ class Settings(BaseSettings):
         "site is refused with `outside_site`.",
     )
 
-    # --- Behind a proxy: which Host names are the API's own (issue 15) ---
+    # --- Behind a proxy: which Host names are the API's own ---
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description='Host names (no port; JSON list; `["*"]` for any) under which the API\'s own '
@@ -295,7 +295,7 @@ class Settings(BaseSettings):
         "on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
     )
 
-    # Metrics (issue 15): Prometheus text at /metrics, off unless enabled.
+    # Metrics: Prometheus text at /metrics, off unless enabled.
     metrics: bool = Field(
         False,
         description="Serve Prometheus metrics at `/metrics`: on the API's port with `metrics_token`, or "
@@ -319,7 +319,7 @@ class Settings(BaseSettings):
         "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
     )
 
-    # Rate limits shared across processes and replicas (issue 15).
+    # Rate limits shared across processes and replicas.
     redis_url: str | None = Field(
         None,
         description="Redis counting the request rate (`rate_limit_per_minute`) for every process and replica "
@@ -341,7 +341,7 @@ class Settings(BaseSettings):
         "the default).",
     )
 
-    # several API processes (issue 15, workers)
+    # several API processes
     api_workers: int = Field(
         1,
         ge=1,
@@ -351,7 +351,7 @@ class Settings(BaseSettings):
         "`BOOKWISE_MAX_STREAMS` and `BOOKWISE_HTTP_MAX_CONNECTIONS` apply per process.",
     )
 
-    # llms.txt and Markdown twins (issue 12, llms)
+    # llms.txt and Markdown twins
     llms_max_chars: int = Field(
         50_000,
         ge=1_000,
@@ -360,7 +360,7 @@ class Settings(BaseSettings):
         "`llms-full.txt`.",
     )
 
-    # The question log and insights (issue 13, store)
+    # The question log and insights
     question_log: bool = Field(
         False,
         description="Keep a log of readers' questions for the book's authors (`bookwise insights`): per "
@@ -396,7 +396,7 @@ class Settings(BaseSettings):
         "413 `payload_too_large` and nothing is kept.",
     )
 
-    # Study with the book (issue 14, api): page context, study actions, suggested questions.
+    # Study with the book: page context, study actions, suggested questions.
     page_context_max_tokens: int = Field(
         3000,
         ge=100,

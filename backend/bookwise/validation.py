@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from bookwise.errors import InvalidRequestError
 from bookwise.settings import Settings
 
-# Study actions (issue 14): what the reader asks Bookwise to do. The selection actions work on the
+# Study actions: what the reader asks Bookwise to do. The selection actions work on the
 # highlighted passage (selected_text mode), the page actions on the reader's page (``page.url``).
 ACTIONS = ("ask", "explain", "example", "quiz", "summarize_page", "quiz_page")
 SELECTION_ACTIONS = ("explain", "example", "quiz")

@@ -67,7 +67,7 @@ def test_health_ready_widget_and_unknown_paths(served: tuple[str, Settings]) -> 
     assert ready["llm"] is None
     widget = httpx.get(f"{url}/widget.js")
     assert widget.status_code == 200 and "Bookwise" in widget.text
-    # The widget's Markdown renderer, which it loads from beside itself on first open (issue 14).
+    # The widget's Markdown renderer, which it loads from beside itself on first open.
     renderer = httpx.get(f"{url}/widget-markdown.js")
     assert renderer.status_code == 200 and renderer.headers["content-type"].startswith("text/javascript")
     assert "__bookwiseMarkdown" in renderer.text

@@ -1,5 +1,5 @@
 """A server-side fault's detail (host names, file paths, a library's words) goes to the log with the
-request id; users get the fixed message of its code (issue 15: raw exception text in 503 bodies)."""
+request id; users get the fixed message of its code (raw exception text was once in 503 bodies)."""
 
 from __future__ import annotations
 

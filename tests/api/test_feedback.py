@@ -1,6 +1,6 @@
 """Feedback cannot fill the disk, and a broken feedback store does not stop the API.
 
-Issue 16: any `request_id` was accepted (even ""), with no retention: 10,923 posts of 57 KB grew
+A red-team pass: any `request_id` was accepted (even ""), with no retention: 10,923 posts of 57 KB grew
 the database from 86 KB to 631 MB in 20 s. A corrupt `feedback.sqlite3`, or a data dir where it
 cannot be written, stopped the API from starting.
 """

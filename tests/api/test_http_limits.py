@@ -1,6 +1,6 @@
 """The server's own limits (bookwise/api/server.py), on a real uvicorn with raw sockets.
 
-Issue 16 found every one of these connections open past 45 s with uvicorn + httptools: idle, slow
+A red-team pass found every one of these connections open past 45 s with uvicorn + httptools: idle, slow
 headers, a never-ending chunked body, a body shorter than its Content-Length; 1,100 idle connections
 made `/api/health` unanswerable, and four unfinished 100 MB headers grew memory by 400 MB. Each test
 holds such a connection against a short `BOOKWISE_HTTP_REQUEST_TIMEOUT_S`, sees the server close it,

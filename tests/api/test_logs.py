@@ -1,4 +1,4 @@
-"""Logs are JSON lines, whoever logs: issue 16 found tracebacks as multi-line text inside the log."""
+"""Logs are JSON lines, whoever logs: a red-team pass found tracebacks as multi-line text inside the log."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Study actions (issue 14) on a real uvicorn: explain, example, quiz on a selection, summarize and
+"""Study actions on a real uvicorn: explain, example, quiz on a selection, summarize and
 quiz on the reader's page, with the fake LLM (only the passage or the page reaches the prompt) and
 without a model (the book's own material); page-context questions on the example book."""
 

@@ -1,5 +1,5 @@
-"""GET /api/suggestions on a real uvicorn (issue 14): up to three questions per page, built at ingest
-and checked by retrieval, each one the book answers from that page; and the CLI side of issue 14
+"""GET /api/suggestions on a real uvicorn: up to three questions per page, built at ingest
+and checked by retrieval, each one the book answers from that page; and the CLI side of suggested questions
 (`bookwise ingest` builds them, `bookwise ask --action` runs a study action)."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_unknown_pages_and_indexes_without_suggestions_get_an_empty_list(
     assert suggestions(url, "/blog/hello") == []
     assert suggestions(url, "") == []
     bare = hash_settings(tmp_path_factory.mktemp("bare") / "data")
-    ingest_hashed(bare, EXAMPLE_SITE)  # no suggestions built: an index from before issue 14
+    ingest_hashed(bare, EXAMPLE_SITE)  # no suggestions built: an index from before suggested questions
     with running_api(bare) as other:
         assert suggestions(other, KALMAN) == []
 

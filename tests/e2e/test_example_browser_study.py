@@ -1,4 +1,4 @@
-"""Issue 14 in a real Chromium on the built example textbook: study actions, suggested questions, the
+"""Study with the book in Chromium on the built example textbook: study actions, suggested questions, the
 code-block button, continuity across navigation and reload, landing, keyboard and screen-reader semantics.
 
 Real parts end to end as in test_example_browser.py: the Docusaurus build with the plugin, `bookwise

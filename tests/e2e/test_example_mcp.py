@@ -1,4 +1,4 @@
-"""Issue 12 must-show: on the example textbook, every `url#anchor` the MCP tools give an agent
+"""On the example textbook, every `url#anchor` the MCP tools give an agent
 (search results, the table of contents, a section's neighbours) names a page and an element of the
 real Docusaurus build, through the same link audit as the index's citations."""
 

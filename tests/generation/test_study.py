@@ -1,4 +1,4 @@
-"""Study actions' building blocks without a model (issue 14): page intents, the book's exercises
+"""Study actions' building blocks without a model: page intents, the book's exercises
 and their solutions, fill-in-the-blank questions, and solutions kept out of quoted answers."""
 
 from __future__ import annotations

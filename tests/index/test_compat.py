@@ -1,5 +1,5 @@
 """Index compatibility on both backends (Edge on disk, qdrant-client in memory): the manifest's
-counts, and a chunker or BM25 scheme change detected at ingest and at serve (issue 15)."""
+counts, and a chunker or BM25 scheme change detected at ingest and at serve."""
 
 from __future__ import annotations
 

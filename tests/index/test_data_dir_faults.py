@@ -1,4 +1,4 @@
-"""Fault injection on the data directory (issue 16): each fault of the red-team pass, its expected outcome.
+"""Fault injection on the data directory: each fault of the red-team pass, its expected outcome.
 
 Every test breaks the data dir the way an operator, a crash or a full disk would, then checks the
 clear outcome (a warning or an error with a stable code and hint) AND that serving and ingesting

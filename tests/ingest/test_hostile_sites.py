@@ -1,4 +1,4 @@
-"""Hostile sites (issue 16): each test is named after a red-team finding, asserts the clear error and
+"""Hostile sites: each test is named after a red-team finding, asserts the clear error and
 that the rest of the site still ingests.
 
 Linearity is checked without timing: the token counter raises once it has been asked to tokenize

@@ -1,4 +1,4 @@
-"""Suggested questions proposed at ingest from the page alone (issue 14): objectives, title,
+"""Suggested questions proposed at ingest from the page alone: objectives, title,
 headings, exercises; quiz pages by their questions, labs by what the reader will do."""
 
 from __future__ import annotations

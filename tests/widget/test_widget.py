@@ -354,7 +354,7 @@ def test_highlight_to_ask_sends_the_selection_with_its_section(page: Page, site:
     page.wait_for_function(
         "() => Math.abs(document.getElementById('evening-feed').getBoundingClientRect().top) < 2"
     )
-    # A source on this page adds a history entry with its anchor (issue 14: Back returns to the reader's
+    # A source on this page adds a history entry with its anchor (Back returns to the reader's
     # place); the text fragment stays out of the address.
     assert page.evaluate("() => location.pathname + location.hash") == "/docs/care/feeding#evening-feed"
 

@@ -120,7 +120,7 @@ class FeedbackBody(Body):
     answer: Annotated[str, StringConstraints(max_length=32000)] = ""
     sources: Annotated[list[dict[str, Any]], Field(max_length=50)] = Field(default_factory=list)
     comment: Annotated[str, StringConstraints(max_length=2000)] = ""
-    reason: FeedbackReason | None = None  # why a thumbs-down (issue 13); refused with a thumbs-up
+    reason: FeedbackReason | None = None  # why a thumbs-down; refused with a thumbs-up
 
     @model_validator(mode="after")
     def _reason_only_when_down(self) -> FeedbackBody:

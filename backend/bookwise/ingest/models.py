@@ -56,7 +56,7 @@ class Document:
     content_type: str
     sections: tuple[Section, ...]
     unlisted: bool = False
-    learning_objectives: tuple[str, ...] = ()  # front matter `learning_objectives` (issue 14)
+    learning_objectives: tuple[str, ...] = ()  # front matter `learning_objectives`
 
 
 @dataclass(frozen=True)

@@ -185,15 +185,15 @@ class Settings(BaseSettings):
     api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
     allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Sites whose pages may call the API (exact origins, JSON list). The API's own "
-        "origin is allowed too (under `allowed_hosts`); requests without an `Origin` header (curl, "
-        "servers) are not browsers.",
+        description="Sites whose pages may call the API (exact origins, comma-separated or a JSON "
+        "list). The API's own origin is allowed too (under `allowed_hosts`); requests without an "
+        "`Origin` header (curl, servers) are not browsers.",
     )
     trusted_proxies: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` (client address) and "
-        "`X-Forwarded-Proto` (scheme) are believed (JSON list), by uvicorn's proxy-headers middleware. "
-        "Empty: the socket peer is the client.",
+        "`X-Forwarded-Proto` (scheme) are believed (comma-separated or a JSON list), by uvicorn's "
+        "proxy-headers middleware. Empty: the socket peer is the client.",
     )
     max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body.")
     max_question_chars: int = Field(2000, ge=1, description="Longest question.")
@@ -283,16 +283,16 @@ class Settings(BaseSettings):
     ingest_extra_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         description="Folders outside the site directory that docs, docs folders and MDX imports may "
-        "resolve into (JSON list), e.g. a monorepo's shared docs. Empty: anything resolving outside the "
-        "site is refused with `outside_site`.",
+        "resolve into (comma-separated or a JSON list), e.g. a monorepo's shared docs. Empty: anything "
+        "resolving outside the site is refused with `outside_site`.",
     )
 
     # --- Behind a proxy: which Host names are the API's own ---
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description='Host names (no port; JSON list; `["*"]` for any) under which the API\'s own '
-        "origin is same-origin for the `Origin` check. Empty: loopback names only when the API is reached "
-        "on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
+        description="Host names (no port; comma-separated or a JSON list; `*` for any) under which the "
+        "API's own origin is same-origin for the `Origin` check. Empty: loopback names only when the API "
+        "is reached on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
     )
 
     # Metrics: Prometheus text at /metrics, off unless enabled.

@@ -103,16 +103,20 @@ class IndexManifest:
         points = self.points or len(self.chunks)  # a manifest written before ``points`` existed
         return {k: v for k, v in asdict(self).items() if k != "chunks"} | {"points": points}
 
-    def check_compatible(self, chunker_version: str, bm25_scheme: str) -> None:
-        """Chunks cut or BM25-encoded another way must not be mixed with (or queried as) these."""
-        changed = [
-            f"{name} {built!r} (this Bookwise: {current!r})"
+    def differences(self, chunker_version: str, bm25_scheme: str, here: str = "this Bookwise") -> list[str]:
+        """How this generation's chunking and BM25 encoding differ from the given ones, one phrase each."""
+        return [
+            f"{name} {built!r} ({here}: {current!r})"
             for name, built, current in (
                 ("chunker version", self.chunker_version, chunker_version),
                 ("BM25 scheme", self.bm25_scheme, bm25_scheme),
             )
             if built != current
         ]
+
+    def check_compatible(self, chunker_version: str, bm25_scheme: str) -> None:
+        """Chunks cut or BM25-encoded another way must not be mixed with (or queried as) these."""
+        changed = self.differences(chunker_version, bm25_scheme)
         if changed:
             raise IndexIncompatibleError(
                 f"the index generation {self.generation} was built with {' and '.join(changed)}; "

@@ -362,14 +362,7 @@ class Upload:
                 f"{configured!r} ({server_dim} dims): ingest in CI with the server's "
                 "BOOKWISE_EMBEDDING_PROVIDER and BOOKWISE_EMBEDDING_MODEL; the live index is unchanged"
             )
-        differ = [
-            f"{name} {built!r} (this server: {here!r})"
-            for name, built, here in (
-                ("chunker version", manifest.chunker_version, CHUNKER_VERSION),
-                ("BM25 scheme", manifest.bm25_scheme, BM25_SCHEME),
-            )
-            if built != here
-        ]
+        differ = manifest.differences(CHUNKER_VERSION, BM25_SCHEME, here="this server")
         if differ:
             raise IndexUploadIncompatibleError(
                 f"the uploaded generation {manifest.generation} was built with {' and '.join(differ)}: "

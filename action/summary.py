@@ -27,6 +27,12 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _index_state(report: dict[str, Any]) -> str:
+    if report.get("held_back"):
+        return "(not switched: `--strict` found errors)"
+    return "(switched)" if report.get("switched") else "(unchanged)"
+
+
 def ingest(report_path: str, stderr_path: str, status: str) -> str:
     report = _load(report_path)
     ok = status == "0"
@@ -42,8 +48,7 @@ def ingest(report_path: str, stderr_path: str, status: str) -> str:
         f"| docs | {report['docs_processed']} processed, {report['docs_skipped']} skipped |",
         f"| chunks | {report['chunks']} total: {report['created']} created, {report['updated']} updated, "
         f"{report['deleted']} deleted, {report['unchanged']} unchanged |",
-        f"| index | `{report.get('generation') or '-'}` "
-        f"{'(switched)' if report.get('switched') else '(unchanged)'} |",
+        f"| index | `{report.get('generation') or '-'}` {_index_state(report)} |",
         f"| embedder | {_cell(report.get('embed_model', ''))} |",
         f"| duration | {report['duration_s']:.1f} s |",
     ]

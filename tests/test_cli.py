@@ -46,6 +46,25 @@ def test_errors_are_reported_and_strict_fails_the_run(make_site: SiteFactory, tm
     assert json.loads(strict.stdout)["errors"][0]["path"] == "docs/bad.md"
 
 
+def test_strict_ingest_that_fails_switches_nothing(make_site: SiteFactory, tmp_path: Path) -> None:
+    # A CI run that "fails the deploy" with --strict used to have switched the API's index already.
+    site = make_site({"docs/a.md": "## A\n\nAlpha.\n"})
+    assert bookwise("ingest", str(site), data_dir=tmp_path / "d").returncode == 0
+    live = (tmp_path / "d" / "index" / "CURRENT").read_text()
+    (site / "docs" / "a.md").write_text("## A\n\nAlpha, rewritten.\n")
+    (site / "docs" / "bad.md").write_text("---\ntitle: [x\n---\n## B\n")
+    strict = bookwise("ingest", str(site), "--strict", "--json", data_dir=tmp_path / "d")
+    report = json.loads(strict.stdout)
+    assert strict.returncode == 1 and report["held_back"] is True
+    assert (report["switched"], report["updated"]) == (False, 1)  # what would have changed, unwritten
+    assert (tmp_path / "d" / "index" / "CURRENT").read_text() == live
+    text = bookwise("ingest", str(site), "--strict", data_dir=tmp_path / "d")
+    assert text.returncode == 1 and "--strict found errors: nothing written" in text.stdout
+    lenient = json.loads(bookwise("ingest", str(site), "--json", data_dir=tmp_path / "d").stdout)
+    assert (lenient["held_back"], lenient["switched"]) == (False, True)  # without --strict: as before
+    assert (tmp_path / "d" / "index" / "CURRENT").read_text() != live
+
+
 def test_dry_run_writes_no_index(make_site: SiteFactory, tmp_path: Path) -> None:
     site = make_site({"docs/a.md": "## A\n\nAlpha.\n"})
     out = bookwise("ingest", str(site), "--dry-run", "--json", data_dir=tmp_path / "d")

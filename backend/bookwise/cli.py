@@ -342,6 +342,8 @@ def _eval_answers(args: argparse.Namespace, settings: Settings) -> int:
 
 def _print_report(report: dict[str, Any]) -> None:
     mode = " (dry run: nothing written)" if report["dry_run"] else ""
+    if report["held_back"]:
+        mode = " (--strict found errors: nothing written, the live index is unchanged)"
     lines = [
         f"docs: {report['docs_processed']} processed, {report['docs_skipped']} skipped{mode}",
         f"chunks: {report['chunks']} total — {report['created']} created, {report['updated']} updated, "
@@ -430,15 +432,16 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             docs_commit=args.docs_commit,
             hooks=Hooks(on_file=progress.file, on_embed=progress.embed, on_adapt=progress.adapt),
             built=built,
+            strict=args.strict,
         ).to_dict()
     finally:
         progress.end()
-    if not args.dry_run and report.get("generation") and settings.suggested_questions:
+    if not report["dry_run"] and report.get("generation") and settings.suggested_questions:
         report["suggestions"] = _suggest(settings)
     # The manifest lies in the build: the agents' Markdown (llms.txt, .md twins) is written beside it in
     # the same CI step, so a deploy never ships pages whose "Copy page" twin is missing or stale.
     build_dir = args.manifest[0].parent if args.manifest and not args.no_llms else None
-    if build_dir is not None and not args.dry_run and (build_dir / "index.html").is_file():
+    if build_dir is not None and not report["dry_run"] and (build_dir / "index.html").is_file():
         report["llms"] = _write_llms(settings, site, build_dir, args.manifest)
     if args.json:
         print(json.dumps(report, indent=2))

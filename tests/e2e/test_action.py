@@ -216,6 +216,7 @@ def test_a_failing_ingest_fails_the_step_and_publishes_nothing(tmp_path: Path, s
     assert "publish" not in run.outputs
     assert "docs/broken.md" in run.summary and "front_matter_invalid" in run.summary
     assert "Nothing was published" in run.summary
+    assert "not switched: `--strict` found errors" in run.summary  # nor in the job's own data dir
     assert _ready(url)["index_version"] == before
 
 

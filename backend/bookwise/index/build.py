@@ -39,6 +39,9 @@ class IngestReport:
     duration_s: float = 0.0
     dry_run: bool = False
     manifest: ManifestCheck | None = None
+    # --strict found errors before anything was written: the run went on as a dry run, so the live
+    # index (and what readers see) is the one from before; the report says what would have changed.
+    held_back: bool = False
     # Data-directory faults recovered from (corrupt CURRENT, manifest or cache): {"code", "message"}.
     warnings: list[dict[str, str]] = field(default_factory=list)
 
@@ -54,6 +57,7 @@ class IngestReport:
             "adapt_s": None if self.adapt_s is None else round(self.adapt_s, 1),
             "duration_s": round(self.duration_s, 3),
             "dry_run": self.dry_run,
+            "held_back": self.held_back,
             "manifest": None if self.manifest is None else self.manifest.to_dict(),
             "warnings": self.warnings,
         }
@@ -114,10 +118,13 @@ def run_ingest(
     store: IndexStore | None = None,
     hooks: Hooks | None = None,
     built: dict[DocKey, BuiltDoc] | None = None,
+    strict: bool = False,
 ) -> IngestReport:
     """``adapt`` re-adapts the local embedder to the site (and so rebuilds the index).
 
     ``built``: docs of a build manifest (`--manifest`), checked against and preferred to ours.
+    ``strict``: a broken doc or a manifest mismatch holds the whole run back (nothing is written or
+    switched), so a CI run that fails the deploy has not already changed what the API serves.
     """
     started = time.perf_counter()
     hooks = hooks or Hooks()
@@ -139,7 +146,11 @@ def run_ingest(
         on_file=hooks.on_file,
         built=built,
     )
+    failed = bool(result.errors) or bool(result.manifest and result.manifest.mismatches)
+    held_back = strict and failed and not dry_run
+    dry_run = dry_run or held_back
     report = IngestReport(
+        held_back=held_back,
         docs_processed=len(result.documents),
         docs_skipped=len(result.skipped),
         chunks=len(result.chunks),

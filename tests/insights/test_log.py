@@ -5,17 +5,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from bookwise.cli import main
 from bookwise.errors import InsightsStoreError
-from bookwise.insights.log import QuestionLog, StoreHandle, reader_hash
+from bookwise.insights.log import KEY_FILE, QuestionLog, ReaderKey, StoreHandle, reader_hash
 from bookwise.insights.records import LogFilter, QuestionRecord
 from bookwise.insights.sql import SqlStore
 from bookwise.insights.store import Store, open_store
+from bookwise.settings import Settings
 
 
 @pytest.fixture
@@ -60,8 +63,11 @@ def test_log_off_writes_nothing_and_starts_no_thread(handle: StoreHandle) -> Non
     assert handle.get().questions(LogFilter()) == []
 
 
-def test_log_on_writes_each_record_with_a_hashed_reader_and_no_address(handle: StoreHandle) -> None:
-    log = QuestionLog(handle, enabled=True, retention_days=30)
+def test_log_on_writes_each_record_with_a_hashed_reader_and_no_address(
+    handle: StoreHandle, tmp_path: Path
+) -> None:
+    key = ReaderKey(key_file=tmp_path / KEY_FILE)
+    log = QuestionLog(handle, enabled=True, retention_days=30, reader_key=key)
     log.start()
     try:
         for n in range(3):
@@ -72,7 +78,7 @@ def test_log_on_writes_each_record_with_a_hashed_reader_and_no_address(handle: S
     readers = [q.reader for q in written]
     assert readers[0] == readers[1] != readers[2]  # one reader counted once, another apart
     store = handle.get()
-    salt = store.reader_salt(datetime.now(UTC).date())
+    salt = key.day_salt(datetime.now(UTC).date())
     assert readers[0] == reader_hash(salt, ADDRESS) and len(readers[0] or "") == 16
     assert isinstance(store, SqlStore)
     for table in ("questions", "feedback", "reader_salts", "schema_version"):  # no address, anywhere
@@ -159,3 +165,84 @@ def test_cli_forget_before_refuses_a_date_it_cannot_read(capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as exited:
         main(["insights", "--forget-before", "1 April"])
     assert exited.value.code == 2 and "YYYY-MM-DD" in capsys.readouterr().err
+
+
+def written_alone(handle: StoreHandle, records: list[QuestionRecord], **log_args: object) -> QuestionLog:
+    """Queue ``records`` before the writer starts, so that it takes them as one batch; then stop it."""
+    log = QuestionLog(handle, enabled=True, retention_days=30, **log_args)  # type: ignore[arg-type]
+    for n, one in enumerate(records):
+        log.submit(one, f"198.51.100.{n % 250}")
+    log.start()
+    log.close()
+    return log
+
+
+def test_a_question_with_nul_or_a_lone_surrogate_costs_no_other_readers_rows(handle: StoreHandle) -> None:
+    clean = [record(n) for n in range(30)]
+    poisoned = [
+        replace(record(100), question="kalman \u0000 gain", page_url="/docs/a\u0000b", locale="fr\u0000"),
+        replace(record(101), question="kalman \ud800 gain", version="2\udfff"),
+    ]
+    written_alone(handle, clean[:15] + poisoned + clean[15:])
+    stored = {q.request_id: q for q in handle.get().questions(LogFilter())}
+    assert len(stored) == 32, sorted(stored)  # every clean row, and the odd ones made storable
+    assert stored["r100"].question == "kalman \ufffd gain" and stored["r100"].locale == "fr\ufffd"
+    assert stored["r101"].question == "kalman \ufffd gain" and stored["r101"].version == "2\ufffd"
+
+
+def test_a_record_the_store_refuses_is_dropped_alone_and_logged_with_its_id(
+    handle: StoreHandle, caplog: pytest.LogCaptureFixture
+) -> None:
+    refused = replace(record(100), evidence=object())  # type: ignore[arg-type]  # no driver can bind it
+    with caplog.at_level(logging.WARNING, logger="bookwise"):
+        written_alone(handle, [record(n) for n in range(15)] + [refused] + [record(n) for n in range(15, 30)])
+    stored = sorted(q.request_id for q in handle.get().questions(LogFilter()))
+    assert stored == sorted(f"r{n}" for n in range(30))
+    dropped = [r for r in caplog.records if r.getMessage() == "question_log_record_dropped"]
+    assert len(dropped) == 1 and dropped[0].fields["request_id"] == "r100"  # type: ignore[attr-defined]
+    assert "question_log_write_failed" not in [r.getMessage() for r in caplog.records]
+
+
+SECRET_PAGE = (
+    "https://user:pa55word@book.example/docs/intro;jsessionid=s3ssion?token=qtoken#access_token=ftoken"
+)
+
+
+def test_the_log_keeps_a_page_url_as_its_site_path_only(handle: StoreHandle) -> None:
+    pages = [SECRET_PAGE, "https://evil.example/phish", "//evil.example/x", "/\\evil.example/y", "docs/z"]
+    written_alone(handle, [replace(record(n), page_url=page) for n, page in enumerate(pages)])
+    store = handle.get()
+    stored = [q.page_url for q in store.questions(LogFilter())]
+    assert stored == ["/docs/intro", "/phish", "/x", "/evil.example/y", "/docs/z"]
+    assert isinstance(store, SqlStore)
+    secrets = ("pa55word", "user:", "s3ssion", "qtoken", "ftoken", "evil.example/x")
+    for row in store.rows("questions"):  # nothing of the secrets, in any column
+        assert not any(s in str(row) for s in secrets)
+
+
+def test_reader_hash_cannot_be_reversed_from_the_store_alone(handle: StoreHandle, tmp_path: Path) -> None:
+    key = ReaderKey(key_file=tmp_path / "data" / KEY_FILE)
+    written_alone(handle, [record(0)], reader_key=key)
+    (stored,) = handle.get().questions(LogFilter())
+    store = handle.get()
+    assert isinstance(store, SqlStore)
+    dumped = [str(row) for table in ("questions", "feedback", "reader_salts") for row in store.rows(table)]
+    today = datetime.now(UTC).date()
+    assert not any(key.day_salt(today) in row for row in dumped)  # the salt is not in the store
+    assert stored.reader != reader_hash("00" * 32, "198.51.100.0")
+    assert stored.reader == reader_hash(key.day_salt(today), "198.51.100.0")  # only with the key file
+    key_file = tmp_path / "data" / KEY_FILE
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    again = ReaderKey(key_file=key_file)  # another process, or after a restart: the same key
+    assert again.day_salt(today) == key.day_salt(today)
+    assert again.day_salt(today) != again.day_salt(date(2026, 1, 1))  # a salt per day
+
+
+def test_reader_hash_key_from_a_setting_is_shared_by_replicas(tmp_path: Path) -> None:
+    secret = "k" * 40
+    first = ReaderKey.of(Settings(data_dir=tmp_path / "a", reader_hash_key=secret))
+    second = ReaderKey.of(Settings(data_dir=tmp_path / "b", reader_hash_key=secret))
+    assert first.day_salt(date(2026, 5, 2)) == second.day_salt(date(2026, 5, 2))
+    assert not (tmp_path / "a" / KEY_FILE).exists()  # no file when the setting gives the key
+    with pytest.raises(ValidationError):
+        Settings(reader_hash_key="short")

@@ -13,7 +13,7 @@ from reportdata import DAY0, SITE, cite, question, vote
 
 from bookwise.errors import ConfigError
 from bookwise.index.embedders import HashEmbedder
-from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
+from bookwise.insights.records import CitedSection, FeedbackRecord, LogFilter, QuestionRecord
 from bookwise.insights.report import (
     build_report,
     export_jsonl,
@@ -141,3 +141,35 @@ def test_site_relative_links_are_joined_to_the_site_and_others_stay_text() -> No
     asked = question("a", page_url="/docs/intro")
     report = build_report([asked], [], embed=HashEmbedder().embed_documents, site_url="https://book.example")
     assert '<a href="https://book.example/docs/intro">/docs/intro</a>' in render_html(report)
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_formula_injection_is_defused_in_every_text_cell(start: str) -> None:
+    asked = question(
+        f"{start}q",
+        page_url=f"{start}/docs/a",
+        version=f"{start}2.0",
+        locale=f"{start}fr",
+        mode=f"{start}normal",
+        cited=(CitedSection(f"{start}cite", None, "t"),),
+    )
+    rated = vote(asked, "down", reason=f"{start}other", comment=f"{start}cmd|' /C calc'!A0")
+    (row,) = csv.DictReader(io.StringIO(report_csv([asked], [rated], LogFilter())))
+    for column in ("question", "mode", "page_url", "version", "locale", "cited", "reason", "comment"):
+        assert row[column].startswith("'" + start), (column, row[column])
+    assert row["evidence"] == "0.900"  # numbers are ours, left as numbers
+
+
+def test_page_url_in_the_report_is_a_site_path_linked_on_the_site() -> None:
+    secret = "https://user:pa55word@book.example/docs/intro?x=1#access_token=tok3n"
+    log = [
+        question("how do I log in?", 0, 0, outcome="not_covered", evidence=0.1, page_url=secret),
+        question("why is it broken?", 0, 1, outcome="not_covered", evidence=0.1, page_url=secret),
+        question("phish", 0, 2, mode="selected_text", page_url="https://evil.example/phish"),
+    ]
+    report = build_report(log, [], embed=HashEmbedder().embed_documents, site_url=SITE)
+    html = render_html(report)
+    assert '<a href="https://book.example/docs/intro">/docs/intro</a>' in html
+    assert '<a href="https://book.example/phish">/phish</a>' in html
+    for leaked in ("pa55word", "user:", "tok3n", "access_token", "evil.example"):
+        assert leaked not in html, leaked

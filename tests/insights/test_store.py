@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -108,19 +108,24 @@ def test_forget_before_deletes_older_questions_and_ratings_only(store: SqlStore)
     assert store.forget_before(NOW - timedelta(days=30)) == 0
 
 
-def test_the_reader_salt_is_shared_by_stores_and_replaced_each_day(target: str | Path) -> None:
-    first, second = open_store(target), open_store(target)  # two processes on one store
+def test_reader_hash_salt_is_not_in_the_store_an_earlier_versions_salts_are_deleted(
+    target: str | Path,
+) -> None:
+    store = open_store(target)
     try:
-        today = date(2026, 5, 2)
-        salt = first.reader_salt(today)
-        assert len(salt) == 64 and second.reader_salt(today) == salt
-        tomorrow = second.reader_salt(today + timedelta(days=1))
-        assert tomorrow != salt
-        assert isinstance(first, SqlStore)
-        assert [row["day"] for row in first.rows("reader_salts")] == ["2026-05-03"]  # yesterday's is gone
+        assert isinstance(store, SqlStore)
+        assert not hasattr(store, "reader_salt")  # the store cannot make or hand out a salt
+        # A store of the version before: a day's salt in the table, the schema one step back.
+        store._run("INSERT INTO reader_salts (day, salt) VALUES (?, ?)", ("2026-05-02", "ab" * 32))
+        store._run("DELETE FROM schema_version WHERE version = ?", (LATEST_VERSION,))
     finally:
-        first.close()
-        second.close()
+        store.close()
+    reopened = open_store(target)
+    try:
+        assert isinstance(reopened, SqlStore) and reopened.schema_version() == LATEST_VERSION
+        assert list(reopened.rows("reader_salts")) == []
+    finally:
+        reopened.close()
 
 
 def test_an_empty_store_is_migrated_to_the_latest_schema(store: SqlStore) -> None:

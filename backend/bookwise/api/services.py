@@ -23,7 +23,7 @@ from bookwise.api.logs import log_event
 from bookwise.api.metrics import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.llm import LLMClient
-from bookwise.insights.log import QuestionLog, StoreHandle
+from bookwise.insights.log import QuestionLog, ReaderKey, StoreHandle
 from bookwise.insights.store import open_store
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.suggestions import SuggestionStore
@@ -150,7 +150,10 @@ def build_services(
         metrics=metrics,
         insights=insights,
         question_log=QuestionLog(
-            insights, enabled=settings.question_log, retention_days=settings.question_log_retention_days
+            insights,
+            enabled=settings.question_log,
+            retention_days=settings.question_log_retention_days,
+            reader_key=ReaderKey.of(settings),
         ),
         admin_token=token.get_secret_value() if token is not None else None,
         suggestions=SuggestionStore(settings.data_dir),

@@ -5,7 +5,11 @@ broken database cannot delay or fail an answer. One thread per process writes th
 store (what queued up while it wrote goes in one transaction), hashes the reader's address with the
 day's salt there (the address is never part of a record), and deletes rows past the retention (at
 start, then every ``PURGE_EVERY_S``). A store that fails is logged once per failure spell; the
-records of that spell are dropped.
+records of that spell are dropped. A batch the store refuses while it is up is written again row by
+row, so that one record it cannot take costs only that record (logged with its request id).
+
+The day's salt is derived from a secret key that is not in the store (``ReaderKey``): whoever holds
+only the store (a dump, a PostgreSQL operator) cannot try every address against the hashes.
 
 Why a thread and a queue rather than ``anyio.to_thread`` per answer: the write would be awaited in
 the stream's ``finally``, holding the response open until the database answered (seconds while a
@@ -16,17 +20,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import logging
+import os
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from bookwise.errors import InsightsStoreError
-from bookwise.insights.records import QuestionRecord
+from bookwise.insights.records import QuestionRecord, site_path
 from bookwise.insights.store import Store
+from bookwise.settings import Settings
 
 REOPEN_EVERY_S = 5.0  # how often a store that would not open is tried again
 PURGE_EVERY_S = 3600.0
@@ -76,6 +85,74 @@ class StoreHandle:
             self._tried_at = float("inf")  # never reopened
 
 
+KEY_FILE = "reader-hash.key"  # in the data dir, when no key is set
+KEY_MIN_CHARS = 32
+
+
+class ReaderKey:
+    """The secret each day's reader-hash salt is derived from (HMAC of the day), kept out of the store.
+
+    Given (a setting, the same on every replica of one store), or else read from ``KEY_FILE`` in the
+    data dir, created owner-only with a random key on first use. A data dir that cannot hold it
+    leaves a random key in memory: hashes then differ between processes and restarts (readers are
+    over-counted), never reversible from the store.
+    """
+
+    def __init__(self, secret: str | None = None, *, key_file: Path | None = None) -> None:
+        if secret is not None and len(secret) < KEY_MIN_CHARS:
+            raise ValueError(f"the reader hash key must be at least {KEY_MIN_CHARS} characters")
+        self._key = secret.encode() if secret is not None else None
+        self._file = key_file
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, settings: Settings) -> ReaderKey:
+        """The key the settings give, else the data dir's key file."""
+        secret = settings.reader_hash_key
+        if secret is not None:
+            return cls(secret.get_secret_value())
+        return cls(key_file=settings.data_dir / KEY_FILE)
+
+    def day_salt(self, day: date) -> str:
+        return hmac.new(self._secret(), f"reader salt {day.isoformat()}".encode(), hashlib.sha256).hexdigest()
+
+    def _secret(self) -> bytes:
+        with self._lock:
+            if self._key is None:
+                self._key = self._load()
+            return self._key
+
+    def _load(self) -> bytes:
+        if self._file is not None:
+            try:
+                return _key_file(self._file)
+            except (OSError, ValueError) as error:
+                log_event("reader_key_unavailable", logging.WARNING, path=str(self._file), error=str(error))
+        return secrets.token_hex(32).encode()
+
+
+def _key_file(path: Path) -> bytes:
+    """The key in ``path``, made (0600, atomically: processes starting together agree) if missing."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w") as out:
+                out.write(secrets.token_hex(32) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.link(fresh, path)  # fails if another process made it first: then theirs is read
+        except FileExistsError:
+            pass
+        finally:
+            fresh.unlink(missing_ok=True)
+    key = path.read_text(encoding="ascii").strip()
+    if len(key) < KEY_MIN_CHARS:
+        raise ValueError(f"{path} holds no key (fewer than {KEY_MIN_CHARS} characters)")
+    return key.encode()
+
+
 def reader_hash(salt: str, address: str) -> str:
     """A keyed hash of the client's address: equal for one reader on one day, unlinkable across days."""
     return hashlib.blake2b(address.encode(), key=bytes.fromhex(salt), digest_size=8).hexdigest()
@@ -92,6 +169,7 @@ class QuestionLog:
         retention_days: int,
         queue_size: int = QUEUE_SIZE,
         purge_every_s: float = PURGE_EVERY_S,
+        reader_key: ReaderKey | None = None,
     ) -> None:
         self.enabled = enabled
         self.retention = timedelta(days=retention_days)
@@ -100,6 +178,7 @@ class QuestionLog:
         self._purge_every_s = purge_every_s
         self._thread: threading.Thread | None = None
         self._salt: tuple[date, str] | None = None
+        self._key = reader_key or ReaderKey()
         self._failing = False
         self._dropped = 0
 
@@ -172,17 +251,41 @@ class QuestionLog:
         if not batch:
             return
         store = self._store.get()
-        store.add_questions([self._hashed(store, record, address) for record, address in batch])
+        records = [self._cleaned(record, address) for record, address in batch]
+        try:
+            store.add_questions(records)
+        except Exception:
+            if len(records) == 1:
+                raise
+            store.schema_version()  # down (raises: a failure spell), or up and refusing a record
+            for record in records:
+                self._write_one(store, record)
 
-    def _hashed(self, store: Store, record: QuestionRecord, address: str | None) -> QuestionRecord:
+    def _write_one(self, store: Store, record: QuestionRecord) -> None:
+        try:
+            store.add_question(record)
+        except Exception as error:
+            store.schema_version()  # the store went down meanwhile: the rest waits for the spell
+            cause = error.__cause__ or error  # the driver's class names the fault, never the row's text
+            log_event(
+                "question_log_record_dropped",
+                logging.WARNING,
+                request_id=record.request_id,
+                error=type(cause).__name__,
+            )
+
+    def _cleaned(self, record: QuestionRecord, address: str | None) -> QuestionRecord:
+        """The record as stored: its page a site path (no host, credentials, query or fragment), its
+        reader hashed."""
+        record = replace(record, page_url=site_path(record.page_url))
         if not address:
             return record
-        return replace(record, reader=reader_hash(self._day_salt(store, record.created_at), address))
+        return replace(record, reader=reader_hash(self._day_salt(record.created_at), address))
 
-    def _day_salt(self, store: Store, when: datetime) -> str:
+    def _day_salt(self, when: datetime) -> str:
         day = when.astimezone(UTC).date()
         if self._salt is None or self._salt[0] != day:
-            self._salt = (day, store.reader_salt(day))  # shared by every process of the store
+            self._salt = (day, self._key.day_salt(day))
         return self._salt[1]
 
     def _guarded(self, work: Callable[[], object]) -> None:

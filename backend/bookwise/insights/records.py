@@ -7,9 +7,11 @@ the report reads them back. No IP address or raw client identifier is ever part 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 Outcome = Literal["answered", "not_covered", "not_in_selection", "error", "client_disconnected"]
 Traffic = Literal["reader", "agent"]  # the widget / HTTP API, or an MCP tool call
@@ -66,3 +68,26 @@ class LogFilter:
     until: datetime | None = None
     version: str | None = None
     locale: str | None = None
+
+
+_LEADING_SLASHES = re.compile(r"^[/\\]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def site_path(url: str | None) -> str | None:
+    """The path of a reader's page URL, as the question log keeps it and the report links it.
+
+    The widget sends the browser's full URL, which is the reader's to forge: its credentials
+    (``user:password@``), query and fragment (``#access_token=``) may be secrets, and its host may be
+    anyone's (a link planted in the authors' report). Only the path is kept, and read as a path of
+    the book's own site; leading slashes (or backslashes) are one, so it never reads as another host.
+    """
+    if not url:
+        return None
+    url = _CONTROL.sub("", url).strip()
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # e.g. an unbalanced IPv6 bracket: no path can be trusted
+        return None
+    path = path.split(";", 1)[0]  # path parameters (";jsessionid=") are session tokens too
+    return "/" + _LEADING_SLASHES.sub("", path)

@@ -12,12 +12,12 @@ a ``feedback.sqlite3`` of an earlier version is migrated in place, its ratings k
 from __future__ import annotations
 
 import json
-import secrets
+import re
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 from bookwise.errors import InsightsStoreError
@@ -91,6 +91,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             " WHERE length(created_at) = 20",
         ),
     ),
+    # The salts now derive from a key outside the store (a store alone must not reverse a hash);
+    # the table stays, empty, for earlier versions' readers of the schema.
+    Migration(3, "reader salts leave the store", ("DELETE FROM reader_salts",)),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
@@ -169,37 +172,41 @@ class SqlStore(Store):
 
     def _question_values(self, record: QuestionRecord) -> tuple[Any, ...]:
         cited = json.dumps([[c.url, c.heading_id, c.title] for c in record.cited], ensure_ascii=False)
-        return (
-            self._db_time(_utc(record.created_at)),
-            record.request_id,
-            record.question,
-            record.mode,
-            record.outcome,
-            record.traffic,
-            record.page_url,
-            record.version,
-            record.locale,
-            record.evidence,
-            cited,
-            record.error_code,
-            record.ms_to_sources,
-            record.ms_to_first_token,
-            record.ms_total,
-            record.reader,
+        return _storable(
+            (
+                self._db_time(_utc(record.created_at)),
+                record.request_id,
+                record.question,
+                record.mode,
+                record.outcome,
+                record.traffic,
+                record.page_url,
+                record.version,
+                record.locale,
+                record.evidence,
+                cited,
+                record.error_code,
+                record.ms_to_sources,
+                record.ms_to_first_token,
+                record.ms_total,
+                record.reader,
+            )
         )
 
     def add_feedback(self, record: FeedbackRecord) -> int:
-        values = (
-            self._db_time(_utc(record.created_at)),
-            record.request_id,
-            record.rating,
-            record.reason,
-            record.comment,
-            record.question,
-            record.page_url,
-            json.dumps(record.extra, ensure_ascii=False),
-            record.answer,
-            json.dumps(list(record.sources), ensure_ascii=False),
+        values = _storable(
+            (
+                self._db_time(_utc(record.created_at)),
+                record.request_id,
+                record.rating,
+                record.reason,
+                record.comment,
+                record.question,
+                record.page_url,
+                json.dumps(record.extra, ensure_ascii=False),
+                record.answer,
+                json.dumps(list(record.sources), ensure_ascii=False),
+            )
         )
         return self._insert("feedback", _FEEDBACK_COLUMNS, [values])[0]
 
@@ -216,16 +223,6 @@ class SqlStore(Store):
             gone = self._count("DELETE FROM questions WHERE created_at < ?", (cutoff,))
             gone += self._count("DELETE FROM feedback WHERE created_at < ?", (cutoff,))
         return gone
-
-    def reader_salt(self, day: date) -> str:
-        today = day.isoformat()
-        with self._transaction():
-            self._run(
-                "INSERT INTO reader_salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING",
-                (today, secrets.token_hex(32)),
-            )
-            self._run("DELETE FROM reader_salts WHERE day < ?", (today,))
-            return str(self._run("SELECT salt FROM reader_salts WHERE day = ?", (today,))[0][0])
 
     # --- reading ---
 
@@ -318,6 +315,20 @@ class SqlStore(Store):
 
 # SQLite keeps times as text of one fixed width, so that text order is time order.
 SQLITE_TIME = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+# What a text column cannot hold: NUL (PostgreSQL refuses it) and lone surrogates (not UTF-8).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """``text`` with what neither engine can store replaced by U+FFFD, so one reader's odd
+    character cannot make a write fail (and, in a batch, cost other readers their rows)."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
+def _storable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(storable_text(v) if isinstance(v, str) else v for v in values)
 
 
 def _utc(when: datetime) -> datetime:

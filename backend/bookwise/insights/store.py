@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
@@ -47,13 +47,6 @@ class Store(ABC):
     @abstractmethod
     def forget_before(self, when: datetime) -> int:
         """Delete the questions and ratings created before ``when``; returns how many rows went."""
-
-    @abstractmethod
-    def reader_salt(self, day: date) -> str:
-        """The secret salt of ``day``'s reader hashes, the same for every process sharing the store.
-
-        Earlier days' salts are deleted, so yesterday's hashes can no longer be linked to an address.
-        """
 
     @abstractmethod
     def schema_version(self) -> int:

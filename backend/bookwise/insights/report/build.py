@@ -140,21 +140,22 @@ def report_csv(
     writer.writerow(CSV_COLUMNS)
     for q in sorted(chosen, key=lambda q: q.created_at):
         vote = votes.get(q.request_id)
+        evidence = "" if q.evidence is None else f"{q.evidence:.3f}"
+        ms_total = "" if q.ms_total is None else f"{q.ms_total:.0f}"
+        cited = " ".join(c.url for c in q.cited)
+        rating, reason, comment = (vote.rating, vote.reason or "", vote.comment) if vote else ("", "", "")
+        text = [q.question, q.mode, q.outcome, q.traffic, q.page_url or "", q.version or "", q.locale or ""]
         writer.writerow(
-            [
-                q.created_at.isoformat(), _cell(q.question), q.mode, q.outcome, q.traffic,
-                q.page_url or "", q.version or "", q.locale or "",
-                "" if q.evidence is None else f"{q.evidence:.3f}",
-                " ".join(c.url for c in q.cited), "" if q.ms_total is None else f"{q.ms_total:.0f}",
-                vote.rating if vote else "", (vote.reason or "") if vote else "",
-                _cell(vote.comment) if vote else "",
-            ]
-        )  # fmt: skip
+            [q.created_at.isoformat(), *map(_cell, text), evidence, _cell(cited), ms_total]
+            + [_cell(rating), _cell(reason), _cell(comment)]
+        )
     return out.getvalue()
 
 
 def _cell(text: str) -> str:
-    # A cell starting with = + - @ is a formula to a spreadsheet: questions are readers' input.
+    """A text cell a spreadsheet will not run: one starting with = + - @, a tab or a carriage return
+    is a formula to some, and every text cell can hold a reader's input (question, page, version,
+    locale, comment), so every one goes through here."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 

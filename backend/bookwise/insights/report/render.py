@@ -1,7 +1,8 @@
 """The report as one self-contained HTML page: no script, no CDN, no web font; charts are inline SVG.
 
 Questions are readers' input, hence hostile: the template autoescapes everything, and a URL becomes a
-link only when it is http(s) or site-relative (never ``javascript:`` or ``data:``).
+link only when it is http(s) or site-relative (never ``javascript:`` or ``data:``). The pages readers
+asked from are their input too: only their path is shown, linked on the book's own site.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 import jinja2
 
+from bookwise.insights.records import site_path
 from bookwise.insights.report import charts
 from bookwise.insights.report.build import Report
 
@@ -45,6 +47,7 @@ def _percent(value: float | None) -> str:
 
 _ENV.filters["href"] = safe_href
 _ENV.filters["percent"] = _percent
+_ENV.filters["site_path"] = site_path  # rows logged before pages were kept as paths, too
 
 
 def render_html(report: Report, *, title: str = "Bookwise insights") -> str:

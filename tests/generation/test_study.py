@@ -19,6 +19,7 @@ from bookwise.generation.study import (
 )
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of
+from bookwise.retrieval.snippets import before_solutions, make_snippet
 from conftest import SectionFactory
 
 EXERCISES = (
@@ -98,3 +99,16 @@ def test_explain_dropped_the_sentence_that_names_the_term() -> None:
     assert "is called nonholonomic" in answer
     assert "Equal speeds move it straight ahead" in answer  # the passage's order, its start kept
     assert sum(line.startswith("> - ") for line in answer.splitlines()) == KEY_SENTENCES
+
+
+@pytest.mark.parametrize(
+    "label", ["Show solution", "**Answers:**", "<details><summary>Show solution</summary>", "Answer key"]
+)
+def test_quiz_solution_is_held_back_in_the_sources_snippet(label: str) -> None:
+    text = EXERCISES.replace("Show solution", label)
+    assert before_solutions(text).rstrip().endswith("depend on `z`?")
+    for query in ("K = 0.8 gain", "depends only on variances"):  # asked for the solution's own words
+        snippet = make_snippet(text, query)
+        assert "0.8" not in snippet and "only on variances" not in snippet, snippet
+    fenced = "Setup:\n\n```\nShow solution\n```\n\nThe gain is `K`."
+    assert before_solutions(fenced) == fenced  # a code line that reads like a label is code

@@ -25,6 +25,7 @@ from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of, split_units
+from bookwise.retrieval.snippets import SOLUTION_LABEL
 
 NO_MODEL = "*No language model is configured, so this is the book's own material."
 MODEL_WOULD = {
@@ -58,8 +59,6 @@ EXERCISE_HEADING = re.compile(
 )
 EXAMPLE_HEADING = re.compile(r"\b(?:examples?|worked|walkthrough|try it)\b", re.I)
 _EXAMPLE_PROSE = re.compile(r"\b(?:for example|for instance|e\.g\.|example)\b", re.I)
-# The label of a solution block (`<details><summary>Show solution</summary>`, "Answers:").
-SOLUTION_LABEL = re.compile(r"^\**(?:show |hide )?(?:solutions?|answers?|answer key)\b.{0,40}$", re.I)
 _ITEM = re.compile(r"\n(?=[ \t]{0,3}(?:\d{1,3}[.)]|[-*+])\s)")
 _MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
 _DEFINES = re.compile(

@@ -35,9 +35,32 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(_plain(text)) if s.strip()]
 
 
+# The label of a solution block (`<details><summary>Show solution</summary>`, "Answers:").
+SOLUTION_LABEL = re.compile(r"^\**(?:show |hide )?(?:solutions?|answers?|answer key)\b.{0,40}$", re.I)
+_TAG = re.compile(r"</?\w+[^>]*>")
+
+
+def before_solutions(text: str) -> str:
+    """A section's text up to the book's solution to its own exercises, if it gives one there: the
+    book hides it behind a "Show solution" label, and a preview must not show what a quiz asks."""
+    fenced = False
+    offset = 0
+    previous_blank = True
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and previous_blank and SOLUTION_LABEL.match(_TAG.sub("", stripped).strip("*: ")):
+            return text[:offset]
+        previous_blank = not stripped
+        offset += len(line)
+    return text
+
+
 def make_snippet(text: str, query: str, max_chars: int = 240) -> str:
-    """The run of consecutive sentences, at most ``max_chars`` long, with the most query words."""
-    parts = sentences(text)
+    """The run of consecutive sentences, at most ``max_chars`` long, with the most query words (never
+    from a solution the book holds back)."""
+    parts = sentences(before_solutions(text))
     if not parts:
         return ""
     wanted = words(query)

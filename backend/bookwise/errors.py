@@ -252,6 +252,13 @@ class NotFoundError(RequestRejected):
     status_code = 404
 
 
+class MethodNotAllowedError(RequestRejected):
+    """A method the endpoint does not serve (``GET /mcp``: the stateless server has no stream to open)."""
+
+    code = "method_not_allowed"
+    status_code = 405
+
+
 # Data-directory faults: what the index layer cannot recover from by itself.
 
 

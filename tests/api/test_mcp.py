@@ -130,7 +130,10 @@ async def every_tool(client: Client) -> None:
 
     # Bad arguments: tool errors naming the problem, and the server keeps serving.
     assert "query is empty" in await refused(client, "search", {"query": "   "})
-    assert "top_k must be between" in await refused(client, "search", {"query": "quokka", "limit": 0})
+    assert "limit: Input should be greater than or equal to 1" in await refused(
+        client, "search", {"query": "quokka", "limit": 0}
+    )
+    assert "top_k must be between" in await refused(client, "search", {"query": "quokka", "limit": 99})
     assert "too long" in await refused(client, "search", {"query": "q" * 5000})
     assert "url" in await refused(client, "read", {"url": 5})
     assert "no page of this book" in await refused(client, "read", {"url": "/docs/nowhere"})

@@ -38,12 +38,17 @@ def _agent_urls(retriever: Retriever, limits: RequestLimits) -> list[str]:
 
     async def session() -> None:
         async with Client(server) as client:
-            toc = await _call(client, "contents", {})
-            for module in toc["modules"]:
-                for chapter in module["chapters"]:
-                    for page in chapter["pages"]:
-                        urls.append(page["url"])
-                        urls.extend(heading["url"] for heading in page["headings"])
+            cursor: str | None = None
+            while True:  # the table of contents comes in parts
+                toc = await _call(client, "contents", {"cursor": cursor} if cursor else {})
+                for module in toc["modules"]:
+                    for chapter in module["chapters"]:
+                        for page in chapter["pages"]:
+                            urls.append(page["url"])
+                            urls.extend(heading["url"] for heading in page["headings"])
+                cursor = toc["next_cursor"]
+                if cursor is None:
+                    break
             for query in QUERIES:
                 for result in (await _call(client, "search", {"query": query}))["results"]:
                     urls.append(result["url"])

@@ -18,7 +18,7 @@ from bookwise.api.guard import Guard, JsonCORSMiddleware
 from bookwise.api.handlers import install_error_handlers
 from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
-from bookwise.api.mcp import BookTools, build_mcp_server, http_routes
+from bookwise.api.mcp import BookTools, ContentsLimits, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
 from bookwise.api.routes import admin, chat, feedback, health, insights, search, suggestions, widget
 from bookwise.api.services import Services, build_services
@@ -79,7 +79,10 @@ def create_app(
         redis_timeout_s=settings.redis_timeout_s,
     )
     agent_log = shared.question_log.submit if settings.question_log else None  # MCP search = agent traffic
-    book = build_mcp_server(settings.book_title, BookTools(shared.index.get, shared.limits, agent_log))
+    tools = BookTools(
+        shared.index.get, shared.limits, agent_log, contents=ContentsLimits.from_settings(settings)
+    )
+    book = build_mcp_server(settings.book_title, tools)
     app = FastAPI(
         title="Bookwise",
         version="0.1.0",

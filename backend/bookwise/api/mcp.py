@@ -3,15 +3,17 @@ the widget uses — ``search`` (ranked sections with ``url#anchor`` citations), 
 whole page as Markdown) and ``contents`` (the table of contents).
 
 It reads retrieval, never the other way: ``search`` is the Retriever's own search, with the API's
-request rules (``bookwise.validation``); ``read`` and ``contents`` are built from the index's chunk
-payloads, once per index generation. Served over stdio (``bookwise mcp``) and over streamable HTTP at
-``/mcp`` on ``bookwise serve`` (``app.py``), where the Guard's checks apply as to ``/api/*``.
+request rules (``SearchBody`` and ``bookwise.validation``, as ``POST /api/search``); ``read`` and
+``contents`` are built from the index's chunk payloads off the event loop, once per index generation,
+and ``contents`` answers in bounded pages. Served over stdio (``bookwise mcp``) and over streamable
+HTTP at ``/mcp`` on ``bookwise serve`` (``app.py``), where the Guard's checks apply as to ``/api/*``;
+``/mcp`` answers POST only (stateless: a GET event stream would carry nothing, and hold a connection).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -20,18 +22,22 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
 
+import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import Field
-from starlette.routing import BaseRoute
+from pydantic import Field, ValidationError, WithJsonSchema
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bookwise import validation
+from bookwise.api.guard import error_response
 from bookwise.api.logs import request_id_var
+from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
-from bookwise.errors import BookwiseError
+from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
@@ -153,30 +159,205 @@ def _page(payload: dict[str, Any], url: str) -> Page:
     )
 
 
+@dataclass(frozen=True)
+class ContentsLimits:
+    """How much one ``contents`` call lists (``BOOKWISE_MCP_CONTENTS_MAX_PAGES``/``_MAX_BYTES``)."""
+
+    max_pages: int = Settings.model_fields["mcp_contents_max_pages"].default
+    max_bytes: int = Settings.model_fields["mcp_contents_max_bytes"].default
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ContentsLimits:
+        return cls(settings.mcp_contents_max_pages, settings.mcp_contents_max_bytes)
+
+
+_ENVELOPE_BYTES = 512  # the answer's own keys (total, cursor) around its pages
+_GROUP_BYTES = 64  # a module's or a chapter's keys and brackets, beside its name
+_SHOWN_TITLE_CHARS = 200  # a page whose title alone would pass the bound
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as the SDK sends it: compact JSON, UTF-8."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    module: str | None
+    chapter: str | None
+    entry: dict[str, Any]
+    size: int  # of ``entry``'s JSON
+
+
+@dataclass(frozen=True)
+class Contents:
+    """The table of contents, built with the book: every listed page's entry with its size, so that a
+    call only picks a slice (reading order) that fits the byte bound."""
+
+    entries: list[TocEntry]
+    modules: frozenset[str | None]
+    chapters: frozenset[str | None]
+
+    @classmethod
+    def of(cls, book: Book, max_bytes: int) -> Contents:
+        entries = []
+        for page in book.pages:
+            if not page.listed:
+                continue
+            # One page alone always fits in an answer: its headings are cut when they alone would not.
+            most = max_bytes - _ENVELOPE_BYTES - _group_size(page.module) - _group_size(page.chapter)
+            entry = _fitted(_page_entry(page), most)
+            entries.append(TocEntry(page.module, page.chapter, entry, _json_size(entry)))
+        return cls(
+            entries,
+            frozenset(entry.module for entry in entries),
+            frozenset(entry.chapter for entry in entries),
+        )
+
+    def page(
+        self, module: str | None, chapter: str | None, offset: int, limit: int, max_bytes: int
+    ) -> tuple[dict[str, Any], int | None]:
+        """The answer listing the matching pages from ``offset``: at most ``limit`` of them and
+        ``max_bytes`` of JSON (at least one page); and the offset of the next page, if any."""
+        wanted = [
+            entry
+            for entry in self.entries
+            if (module is None or entry.module == module) and (chapter is None or entry.chapter == chapter)
+        ]
+        modules: dict[str | None, dict[str | None, list[dict[str, Any]]]] = {}
+        spent, end = _ENVELOPE_BYTES, offset
+        for entry in wanted[offset : offset + limit]:
+            chapters = modules.get(entry.module)
+            cost = entry.size + 1
+            if chapters is None:
+                cost += _group_size(entry.module) + _group_size(entry.chapter)
+            elif entry.chapter not in chapters:
+                cost += _group_size(entry.chapter)
+            if end > offset and spent + cost > max_bytes:
+                break
+            spent += cost
+            modules.setdefault(entry.module, {}).setdefault(entry.chapter, []).append(entry.entry)
+            end += 1
+        answer = {
+            "modules": [
+                {"module": name, "chapters": [{"chapter": c, "pages": p} for c, p in chapters.items()]}
+                for name, chapters in modules.items()
+            ],
+            "total_pages": len(wanted),
+            "listed": {"from": offset, "to": end},
+        }
+        return answer, (end if end < len(wanted) else None)
+
+
+def _group_size(name: str | None) -> int:
+    return _GROUP_BYTES + _json_size(name)
+
+
+def _fitted(entry: dict[str, Any], most: int) -> dict[str, Any]:
+    """``entry`` within ``most`` bytes: the headings that fit (``headings_truncated``; ``read`` the
+    page for all of them), then without its description, then with a shortened title."""
+    if _json_size(entry) <= most:
+        return entry
+    headings = entry["headings"]
+    fitted = {**entry, "headings": [], "headings_truncated": True}
+    if _json_size(fitted) > most:
+        fitted.pop("description", None)
+    if _json_size(fitted) > most:
+        fitted["title"] = fitted["title"][:_SHOWN_TITLE_CHARS]
+    spent = _json_size(fitted)
+    for heading in headings:
+        spent += _json_size(heading) + 1
+        if spent > most:
+            break
+        fitted["headings"].append(heading)
+    return fitted
+
+
+@dataclass(frozen=True)
+class Edition:
+    """What the tools read of one index generation, built once for it off the event loop."""
+
+    generation: str
+    book: Book
+    contents: Contents
+
+
+def _cursor(offset: int, generation: str) -> str:
+    return f"{offset}@{generation}"
+
+
+def _offset(cursor: object, generation: str) -> int:
+    """Where a ``cursor`` of an earlier ``contents`` answer goes on; 0 without one."""
+    if cursor is None:
+        return 0
+    if isinstance(cursor, str):
+        at, _, of = cursor.partition("@")
+        if at.isascii() and at.isdigit() and of:
+            if of != generation:
+                raise InvalidRequestError(
+                    "the book was re-indexed since this cursor was given; list it again without a cursor"
+                )
+            return int(at)
+    raise InvalidRequestError(
+        "cursor is not one contents gave; pass the previous answer's next_cursor, or none to start"
+    )
+
+
+def _page_limit(value: object, most: int) -> int:
+    """How many pages one ``contents`` call lists: ``most`` when unset; an integer, never coerced."""
+    if value is None:
+        return most
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise InvalidRequestError(f"limit must be an integer between 1 and {most}")
+    return value
+
+
+_ARGUMENTS = {"top_k": "limit"}  # the API's field → the search tool's argument
+
+
+def _search_body(query: str, wanted: Mapping[str, Any], limit: object) -> SearchBody:
+    """The search tool's arguments through ``POST /api/search``'s own schema: the same text rules (no
+    control characters, no lone surrogates), a strict ``limit``, and the same messages (the API's
+    validation handler's form: ``field: problem``, the field named as the tool names it)."""
+    try:
+        return SearchBody.model_validate({"query": query, "filters": wanted or None, "top_k": limit})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(_ARGUMENTS.get(str(part), str(part)) for part in first["loc"] if part != "filters")
+        raise InvalidRequestError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
 class BookTools:
     """What the tools do, independent of the transport; a ``BookwiseError`` becomes a tool error."""
 
     def __init__(
-        self, retriever: RetrieverSource, limits: validation.RequestLimits, log: QuestionSink | None = None
+        self,
+        retriever: RetrieverSource,
+        limits: validation.RequestLimits,
+        log: QuestionSink | None = None,
+        *,
+        contents: ContentsLimits | None = None,
     ) -> None:
         self._retriever = retriever
         self._limits = limits
         self._log = log
-        self._book: tuple[str, Book] | None = None
-        self._lock = threading.Lock()
+        self._contents_limits = contents or ContentsLimits()
+        self._edition: Edition | None = None
+        self._building = anyio.Lock()  # concurrent calls wait for the one build, not for a thread
 
     async def search(
         self,
         query: str,
         filters: dict[str, list[str] | str | None],
-        limit: int | None,
+        limit: object,
     ) -> dict[str, Any]:
         wanted = {name: value for name, value in filters.items() if value}
         asked_at, started = datetime.now(UTC), time.monotonic()
         try:
-            validation.search(query, limit, wanted, self._limits)  # before any work, as the API
+            body = _search_body(query, wanted, limit)  # before any work, as the API
+            validation.search(body.query, body.top_k, body.filters, self._limits)
             retriever = await self._retriever()
-            result = await retriever.asearch(query, top_k=limit, filters=wanted)
+            result = await retriever.asearch(query, top_k=body.top_k, filters=wanted)
         except BookwiseError as error:
             if self._log is not None and error.code != "invalid_request":  # an agent's typo is no question
                 self._log(_agent_record(query, wanted, asked_at, started, error_code=error.code))
@@ -250,43 +431,51 @@ class BookTools:
             "next": after[0].link(page.title) if after else None,
         }
 
-    async def contents(self, module: str | None, chapter: str | None) -> dict[str, Any]:
-        book, _ = await self._current_book()
-        pages = [p for p in book.pages if p.listed]
-        for name, value, known in (
-            ("module", module, {p.module for p in pages}),
-            ("chapter", chapter, {p.chapter for p in pages}),
-        ):
+    async def contents(
+        self, module: str | None, chapter: str | None, cursor: object = None, limit: object = None
+    ) -> dict[str, Any]:
+        edition, _ = await self._current()
+        table = edition.contents
+        for name, value, known in (("module", module, table.modules), ("chapter", chapter, table.chapters)):
             if value is not None and value not in known:
                 names = ", ".join(sorted(repr(k) for k in known if k))
                 raise ToolError(f"this book has no {name} {value!r}; its {name}s: {names or 'none'}")
-        modules: dict[str | None, dict[str | None, list[dict[str, Any]]]] = {}
-        for page in pages:
-            if (module is None or page.module == module) and (chapter is None or page.chapter == chapter):
-                modules.setdefault(page.module, {}).setdefault(page.chapter, []).append(_page_entry(page))
-        return {
-            "modules": [
-                {"module": name, "chapters": [{"chapter": c, "pages": p} for c, p in chapters.items()]}
-                for name, chapters in modules.items()
-            ]
-        }
+        try:
+            count = _page_limit(limit, self._contents_limits.max_pages)
+            offset = _offset(cursor, edition.generation)
+        except InvalidRequestError as error:
+            raise ToolError(f"{error.code}: {error.shown}") from error
+        answer, following = await anyio.to_thread.run_sync(
+            table.page, module, chapter, offset, count, self._contents_limits.max_bytes
+        )
+        next_cursor = None if following is None else _cursor(following, edition.generation)
+        return {**answer, "next_cursor": next_cursor}
 
     async def _current_book(self) -> tuple[Book, str]:
         """The book, and the site's origin for absolute links ("" when the site has no ``url``)."""
+        edition, retriever = await self._current()
+        return edition.book, _origin(retriever.site_url)
+
+    async def _current(self) -> tuple[Edition, Retriever]:
+        """The live generation's edition: built once per generation, in a worker thread (a large book
+        takes seconds), while concurrent calls wait on the event loop for that one build."""
         try:
             retriever = await self._retriever()
-            book = await anyio.to_thread.run_sync(self._book_of, retriever)
+            generation = await anyio.to_thread.run_sync(retriever.generation)  # follows a re-ingest
+            edition = self._edition
+            if edition is None or edition.generation != generation:
+                async with self._building:
+                    edition = self._edition
+                    if edition is None or edition.generation != generation:
+                        edition = self._edition = await anyio.to_thread.run_sync(self._build, retriever)
         except BookwiseError as error:
             raise ToolError(f"{error.code}: {error.shown}") from error
-        return book, _origin(retriever.site_url)
+        return edition, retriever
 
-    def _book_of(self, retriever: Retriever) -> Book:
-        # Built once per index generation: a re-ingest is followed on the next call.
-        with self._lock:
-            generation = retriever.generation()
-            if self._book is None or self._book[0] != generation:
-                self._book = (generation, Book.from_payloads(retriever.chunk_payloads()))
-            return self._book[1]
+    def _build(self, retriever: Retriever) -> Edition:
+        generation = retriever.generation()  # read with the payloads: a later switch rebuilds
+        book = Book.from_payloads(retriever.chunk_payloads())
+        return Edition(generation, book, Contents.of(book, self._contents_limits.max_bytes))
 
 
 def _agent_record(
@@ -355,6 +544,8 @@ def instructions(title: str) -> str:
 
 
 Optional = Annotated[str | None, Field(description="only this one (optional)")]
+# An integer, never coerced (`"5"` and `true` are refused, as by the API): the tools check it themselves.
+StrictCount = WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]})
 
 
 def build_mcp_server(title: str, tools: BookTools) -> MCPServer:
@@ -380,7 +571,9 @@ def build_mcp_server(title: str, tools: BookTools) -> MCPServer:
         tags: Annotated[list[str] | None, Field(description="sections tagged with any of these")] = None,
         version: Optional = None,
         locale: Optional = None,
-        limit: Annotated[int | None, Field(description="how many sections (default: the server's)")] = None,
+        limit: Annotated[
+            Any, StrictCount, Field(description="how many sections (default: the server's)")
+        ] = None,
     ) -> dict[str, Any]:
         filters = {"module": module, "chapter": chapter, "tags": tags, "version": version, "locale": locale}
         return await tools.search(query, filters, limit)
@@ -400,19 +593,48 @@ def build_mcp_server(title: str, tools: BookTools) -> MCPServer:
     @server.tool(
         name="contents",
         description=f"The table of contents of the book {title!r}: modules → chapters → pages (with "
-        "their descriptions) → headings, each with its URL; optionally only one module or chapter.",
+        "their descriptions) → headings, each with its URL; optionally only one module or chapter. "
+        "It comes in parts, in reading order: while `next_cursor` is not null, call again with it as "
+        "`cursor` (and the same module and chapter) for the next pages.",
         annotations=READ_ONLY,
     )
-    async def contents(module: Optional = None, chapter: Optional = None) -> dict[str, Any]:
-        return await tools.contents(module, chapter)
+    async def contents(
+        module: Optional = None,
+        chapter: Optional = None,
+        cursor: Annotated[
+            str | None, Field(description="the previous answer's `next_cursor`; none to start")
+        ] = None,
+        limit: Annotated[
+            Any, StrictCount, Field(description="at most this many pages (default and cap: the server's)")
+        ] = None,
+    ) -> dict[str, Any]:
+        return await tools.contents(module, chapter, cursor, limit)
 
     return server
+
+
+class PostOnly:
+    """``/mcp`` answers POST only. The server is stateless, so a GET's event stream would carry
+    nothing, and it would stay open outside every limit (no stream slot, no rate limit, and the
+    request deadline never fires on a request already read): refused at once, in the API's shape."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            refused = MethodNotAllowedError(f"{scope['method']} /mcp: MCP over streamable HTTP is POST only")
+            response = error_response(refused, str(scope.get("state", {}).get("request_id", "")))
+            response.headers["Allow"] = "POST"
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def http_routes(server: MCPServer, *, max_body_bytes: int) -> list[BaseRoute]:
     """The streamable-HTTP endpoint at ``/mcp``, as routes of the API's own app (a mount would not
     answer ``/mcp`` itself, and its lifespan would not run: the API's lifespan runs
-    ``server.session_manager``)."""
+    ``server.session_manager``); POST only."""
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,  # API workers share no memory: no session may live in one of them
@@ -420,13 +642,20 @@ def http_routes(server: MCPServer, *, max_body_bytes: int) -> list[BaseRoute]:
         # The Guard checks Host (allowed_hosts) and Origin with the API's rules, before this runs.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return list(app.routes)
+    return [
+        Route(route.path, endpoint=PostOnly(route.app)) if isinstance(route, Route) else route
+        for route in app.routes
+    ]
 
 
 def serve_stdio(settings: Settings) -> None:
     """``bookwise mcp``: the server on stdin/stdout for an editor; the index is opened on first use."""
     index = IndexHandle(opener=lambda: Retriever.open(settings))
-    tools = BookTools(index.get, validation.RequestLimits.from_settings(settings))
+    tools = BookTools(
+        index.get,
+        validation.RequestLimits.from_settings(settings),
+        contents=ContentsLimits.from_settings(settings),
+    )
     server = build_mcp_server(settings.book_title, tools)
 
     async def run() -> None:

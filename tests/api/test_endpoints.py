@@ -47,14 +47,14 @@ def test_search_filters_and_their_errors(served: tuple[str, Settings]) -> None:
 def test_feedback_is_stored_durably(served: tuple[str, Settings]) -> None:
     url, settings = served
     sources = [{"n": 1, "url": "/docs/care/feeding#morning-feed"}]
-    body = {"request_id": "abc12345", "rating": "down", "question": "q?", "answer": "a.", "sources": sources}
-    answered = chat(url, {"question": "What do quokkas eat?"}, headers={"X-Request-ID": "abc12345"})
-    assert answered.first("meta")["request_id"] == "abc12345"
+    answered = chat(url, {"question": "What do quokkas eat?"})
+    request_id = answered.first("meta")["request_id"]
+    body = {"request_id": request_id, "rating": "down", "question": "q?", "answer": "a.", "sources": sources}
     response = httpx.post(f"{url}/api/feedback", json=body)
     assert response.status_code == 201 and response.json()["stored"] is True
     with sqlite3.connect(settings.resolved_feedback_db) as db:
         row = db.execute("SELECT request_id, rating, question, answer, sources FROM feedback").fetchone()
-    assert row[:4] == ("abc12345", "down", "q?", "a.") and "morning-feed" in row[4]
+    assert row[:4] == (request_id, "down", "q?", "a.") and "morning-feed" in row[4]
     bad = httpx.post(f"{url}/api/feedback", json={**body, "rating": "meh"})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
 

@@ -51,7 +51,9 @@ def test_unexpected_error_traceback_is_one_json_line_with_its_request_id(
     failures = [r for r in records if "exception" in r]
     assert [r["error_type"] for r in failures] == ["RuntimeError", "KeyError"]  # once each, not twice
     first = failures[0]
-    assert first["request_id"] == "bug-0001" and first["event"] == "unexpected_error"
+    assert first["event"] == "unexpected_error"
+    assert first["request_id"] == failed.json()["error"]["request_id"]  # the server's id
+    assert first["client_request_id"] == "bug-0001"  # the client's own id, for correlation
     assert "Traceback" in first["exception"] and "multi-line message" in first["exception"]
 
 

@@ -47,7 +47,8 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
             headers={"X-Request-ID": "req-12345678"},
         )
         assert response.status_code == 200 and "event: done" in response.text
-        assert response.headers["x-request-id"] == "req-12345678"
+        assert response.headers["x-client-request-id"] == "req-12345678"  # echoed, not adopted
+        answer_id = response.headers["x-request-id"]
         assert httpx.get(f"{url}/widget.js").headers["content-type"].startswith("text/javascript")
         # The server's limits are the settings' (bookwise/api/server.py): an idle connection is closed
         # at the request timeout, and HTTP without Host is refused in the JSON error shape.
@@ -64,7 +65,8 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
         _, stderr = process.communicate(timeout=15)
     lines = [json.loads(line) for line in stderr.splitlines() if line.strip()]  # only JSON lines
     chats = [line for line in lines if line["event"] == "chat"]
-    assert chats and chats[0]["request_id"] == "req-12345678" and chats[0]["outcome"] == "done"
+    assert chats and chats[0]["request_id"] == answer_id and chats[0]["outcome"] == "done"
+    assert chats[0]["client_request_id"] == "req-12345678"
     assert "What do quokkas eat" not in stderr  # questions are not logged, only their length
 
 

@@ -16,7 +16,7 @@ def services(request: Request) -> Services:
 
 
 def request_id(request: Request) -> str:
-    """Set by the Guard (the client's ``X-Request-ID`` when well formed, else a new one)."""
+    """Set by the Guard: always a new one (a client's ``X-Request-ID`` is only logged and echoed)."""
     return str(getattr(request.state, "request_id", ""))
 
 

@@ -5,8 +5,8 @@ answer this process gave, once (its request id is remembered in a bounded in-mem
 has a length limit; and a SQLite store's used space is capped, the oldest rows deleted first.
 
 Why a remembered set rather than signed request ids: request ids are what the widget already sends
-(a client may choose its own with ``X-Request-ID``, so signing would need a second id), "once per
-answer" comes for free, and there is no secret to create and keep in the data dir. The cost: a rating
+(made by the server for every answer, never the client's ``X-Request-ID``), "once per answer" comes
+for free, and there is no secret to create and keep in the data dir. The cost: a rating
 for an answer given before a restart, or by another replica, is refused.
 
 A store that cannot be opened or written (a corrupt file, a read-only or full disk, a PostgreSQL

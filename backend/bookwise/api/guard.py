@@ -3,10 +3,19 @@ before any body is parsed or any work done — Origin, content type, body size, 
 
 Order for ``POST /api/*``: Origin (403), content type (415), declared size (413), rate (429); the
 body is then counted while it is read (413 even without a ``Content-Length``). Validation (422),
-stream caps (429/503) and retrieval (503) follow in the routes, all before a stream opens.
+stream caps (429/503) and retrieval (503) follow in the routes, all before a stream opens. The GETs
+that do work per request (``RATE_LIMITED_GETS``) count against the same rate; static files and
+health checks do not.
 
 The client address and scheme in the scope are already the proxy's view when the socket peer is one
-of ``BOOKWISE_TRUSTED_PROXIES``: uvicorn's ProxyHeadersMiddleware rewrote them (``server.py``).
+of ``BOOKWISE_TRUSTED_PROXIES``: uvicorn's ProxyHeadersMiddleware rewrote them (``server.py``). The
+address is written one way (``client_key``) before it keys a limit, and a forwarded one that is not
+an IP address is refused (400): otherwise each spelling would be a fresh rate-limit bucket.
+
+Every response's id (``X-Request-ID``, an error's ``request_id``, an answer's ``meta.request_id``)
+is made here, never taken from the client: feedback is accepted once per answer by that id. A
+client's own well-formed ``X-Request-ID`` is kept for correlation only: logged as
+``client_request_id`` and sent back as ``X-Client-Request-ID``.
 """
 
 from __future__ import annotations
@@ -23,11 +32,12 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bookwise.api.limits import RateLimiter
-from bookwise.api.logs import log_event, request_id_var
+from bookwise.api.limits import RateLimiter, client_key
+from bookwise.api.logs import client_request_id_var, log_event, request_id_var
 from bookwise.errors import (
     BookwiseError,
     HostNotAllowedError,
+    MalformedRequestError,
     OriginNotAllowedError,
     PayloadTooLargeError,
     RequestRejected,
@@ -36,6 +46,8 @@ from bookwise.errors import (
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# GETs that cost an index lookup or a report: rate-limited like the POST routes.
+RATE_LIMITED_GETS = frozenset({"/api/suggestions", "/api/insights"})
 _LOGGED_ORIGINS_MAX = 64  # distinct refused origins named in the log, so a hostile caller cannot flood it
 _logged_origins: set[str] = set()
 
@@ -143,40 +155,57 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        request_id = uuid.uuid4().hex  # the answer's identity: never the client's choice
         inbound = headers.get("x-request-id", "")
-        request_id = inbound if _REQUEST_ID.match(inbound) else uuid.uuid4().hex
+        client_request_id = inbound if _REQUEST_ID.match(inbound) else ""
         # The socket peer, or the client a trusted proxy named (uvicorn's proxy-headers middleware).
-        client = scope["client"][0] if scope.get("client") else "unknown"
+        address = scope["client"][0] if scope.get("client") else "unknown"
+        client = client_key(address)
         state = scope.setdefault("state", {})
-        state["request_id"], state["client_ip"] = request_id, client
+        state["request_id"], state["client_ip"] = request_id, client or address
+        state["client_request_id"] = client_request_id
         token = request_id_var.set(request_id)
+        client_token = client_request_id_var.set(client_request_id)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message)["X-Request-ID"] = request_id
+                response_headers = MutableHeaders(scope=message)
+                response_headers["X-Request-ID"] = request_id
+                if client_request_id:
+                    response_headers["X-Client-Request-ID"] = client_request_id
             await send(message)
 
         try:
+            path, method = scope["path"], scope["method"]
             # MCP (streamable HTTP) gets the API's checks on POST, and a Host check on every method
             # (the transport's DNS-rebinding guard, with the API's own host rule).
-            is_mcp = scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")
-            checked = scope["method"] == "POST" and (scope["path"].startswith("/api/") or is_mcp)
-            if checked or is_mcp:
-                try:
-                    if is_mcp and not host_allowed(scope, headers.get("host", ""), self.allowed_hosts):
-                        raise HostNotAllowedError("this host name is not one of the API's (allowed_hosts)")
-                    if checked:
-                        await self._check(scope, headers, client)
-                except RequestRejected as error:
-                    await error_response(error, request_id)(scope, receive, send_with_id)
-                    return
+            is_mcp = path == "/mcp" or path.startswith("/mcp/")
+            checked = method == "POST" and (path.startswith("/api/") or is_mcp)
+            rated = checked or (method in ("GET", "HEAD") and path in RATE_LIMITED_GETS)
+            try:
+                if client is None and scope.get("client") and "x-forwarded-for" in headers:
+                    # Only a trusted proxy's header can name a client that is not an address (a socket
+                    # peer always is one): refused rather than counted under a name of its own.
+                    raise MalformedRequestError(
+                        "the client address the proxy forwarded (X-Forwarded-For) is not an IP address"
+                    )
+                if is_mcp and not host_allowed(scope, headers.get("host", ""), self.allowed_hosts):
+                    raise HostNotAllowedError("this host name is not one of the API's (allowed_hosts)")
+                if checked:
+                    self._check_request(scope, headers)
+                if rated:
+                    await self.rate_limiter.check(client or address)
+            except RequestRejected as error:
+                await error_response(error, request_id)(scope, receive, send_with_id)
+                return
             if checked:
                 receive = self._counted(receive)
             await self.app(scope, receive, send_with_id)
         finally:
+            client_request_id_var.reset(client_token)
             request_id_var.reset(token)
 
-    async def _check(self, scope: Scope, headers: Headers, client: str) -> None:
+    def _check_request(self, scope: Scope, headers: Headers) -> None:
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/") not in self.allowed_origins:
             if origin.rstrip("/") != own_origin(scope, headers, self.allowed_hosts):
@@ -188,7 +217,6 @@ class Guard:
         declared = headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             raise PayloadTooLargeError(f"the body is larger than {self.max_body_bytes} bytes")
-        await self.rate_limiter.check(client)
 
     def _counted(self, receive: Receive) -> Receive:
         seen = 0

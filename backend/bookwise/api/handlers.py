@@ -50,8 +50,11 @@ async def http_error(request: Request, error: HTTPException) -> JSONResponse:
 
 async def unexpected_error(request: Request, error: Exception) -> JSONResponse:
     # Outside the Guard (Starlette answers it outermost), so the request id is passed by hand.
+    client_request_id = getattr(request.state, "client_request_id", "")
     logging.getLogger("bookwise.api").error(
-        "unexpected_error", exc_info=error, extra={"request_id": request_id(request)}
+        "unexpected_error",
+        exc_info=error,
+        extra={"request_id": request_id(request), "client_request_id": client_request_id},
     )
     mark_logged(error)  # Starlette re-raises it to uvicorn, whose report would repeat this one
     return error_response(BookwiseError("internal error"), request_id(request))

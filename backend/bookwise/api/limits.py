@@ -39,6 +39,25 @@ def parse_networks(entries: Sequence[str]) -> list[Network]:
         raise ConfigError(f"trusted_proxies: {error}") from error
 
 
+def client_key(address: str) -> str | None:
+    """The one spelling of a client address that keys its limits, or None if it is not an address.
+
+    ``2001:DB8::1`` and ``2001:0db8::0001`` are one client, and so are ``::ffff:192.0.2.1`` (an IPv4
+    peer on a dual-stack socket) and ``192.0.2.1``; counting each spelling apart would let one client
+    multiply its limits by rewording its address.
+    """
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        if ip.scope_id is not None:  # fe80::1%eth0: the zone names the host's interface, not the client
+            return str(ipaddress.IPv6Address(int(ip)))
+    return str(ip)
+
+
 def is_trusted(address: str, networks: Sequence[Network]) -> bool:
     try:
         ip = ipaddress.ip_address(address)

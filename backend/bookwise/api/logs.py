@@ -14,6 +14,8 @@ import time
 from typing import IO, Any
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
+# The client's own X-Request-ID, if it sent one: logged beside ours, for correlation only.
+client_request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("client_request_id", default="")
 logger = logging.getLogger("bookwise.api")
 
 
@@ -29,6 +31,9 @@ class JsonFormatter(logging.Formatter):
         request_id = getattr(record, "request_id", None) or request_id_var.get()
         if request_id:
             entry["request_id"] = request_id
+        client_request_id = getattr(record, "client_request_id", None) or client_request_id_var.get()
+        if client_request_id:
+            entry["client_request_id"] = client_request_id
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
             entry["error_type"] = record.exc_info[0].__name__ if record.exc_info[0] else None

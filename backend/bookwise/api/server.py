@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from bookwise.api.limits import Network, is_trusted, parse_networks
+from bookwise.api.limits import Network, client_key, is_trusted, parse_networks
 from bookwise.api.logs import log_event
 from bookwise.api.routes.admin import INDEX_UPLOAD_PATH
 from bookwise.errors import MalformedRequestError
@@ -62,7 +62,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        peer = self.client[0] if self.client else ""
+        peer = (client_key(self.client[0]) or self.client[0]) if self.client else ""  # one spelling
         if peer and not is_trusted(peer, self.trusted):
             if self.open_per_client[peer] >= self.per_client:
                 transport.close()  # nothing was asked yet, so there is nothing to answer

@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from bookwise.api.bearer import bearer_matches
 from bookwise.api.deps import ServicesDep
-from bookwise.errors import UnauthorizedError
+from bookwise.errors import InvalidRequestError, UnauthorizedError
 from bookwise.insights.records import LogFilter
 from bookwise.insights.report.run import html_report
 
@@ -40,6 +40,8 @@ async def insights(
 ) -> Response:
     if not _authorized(authorization, shared.admin_token):
         raise UnauthorizedError("/api/insights needs the admin token (Authorization: Bearer <token>)")
+    if until == date.max:  # its end, the next midnight, is past the last date there is
+        raise InvalidRequestError("until: the last day it can be is 9999-12-30 (or leave it out)")
     wanted = LogFilter(
         since=_midnight(since),
         until=_midnight(until + timedelta(days=1)) if until else None,  # the `until` day is included

@@ -71,3 +71,31 @@ def test_allowed_origins_as_one_plain_origin_is_not_a_crash(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BOOKWISE_ALLOWED_ORIGINS", value)
     assert Settings().allowed_origins == origins
+
+
+@pytest.mark.parametrize("name", ["BOOKWISE_ADMIN_TOKEN", "BOOKWISE_METRICS_TOKEN"])
+def test_short_token_is_never_echoed_by_the_cli_or_a_worker_process(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic's own message carries `input_value='…'`: a too-short secret was printed at start."""
+    import traceback
+
+    from bookwise.api import workers
+    from bookwise.cli import main
+
+    secret = "tooshort-9f3a"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(name, secret)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert f"{name}: too short: at least 16 characters" in err and secret not in err
+    # A `serve --workers` process reads the settings itself (its app factory and protocol class).
+    workers.worker_settings.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as ended:
+            workers.worker_settings()
+    finally:
+        workers.worker_settings.cache_clear()
+    printed = "".join(traceback.format_exception(ended.value))  # all a crashing worker could show
+    assert f"{name}: too short: at least 16 characters" in str(ended.value.code)
+    assert secret not in printed and "input_value" not in printed

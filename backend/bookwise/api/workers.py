@@ -13,11 +13,12 @@ import functools
 from typing import Any
 
 from fastapi import FastAPI
+from pydantic import ValidationError
 
 from bookwise.api.app import create_app
 from bookwise.api.logs import configure_logging
 from bookwise.api.server import protocol_class
-from bookwise.settings import Settings
+from bookwise.settings import Settings, describe_settings_error
 
 WORKER_APP = "bookwise.api.workers:create_app_from_env"  # with uvicorn's factory=True
 WORKER_PROTOCOL = "bookwise.api.workers:GuardedH11Protocol"
@@ -25,8 +26,13 @@ WORKER_PROTOCOL = "bookwise.api.workers:GuardedH11Protocol"
 
 @functools.cache
 def worker_settings() -> Settings:
-    """This process's settings, read once."""
-    return Settings()
+    """This process's settings, read once. Invalid ones (a ``bookwise.toml`` edited since the parent
+    checked it) end the worker with the CLI's one line per setting: pydantic's own message would
+    echo the input, and some settings are secrets."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise SystemExit(f"bookwise: invalid settings:\n{describe_settings_error(error)}") from None
 
 
 def create_app_from_env() -> FastAPI:

@@ -64,8 +64,10 @@ def _read(path: Path) -> list[BuiltDoc]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ManifestError(f"cannot read the manifest {path}: {exc.strerror}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, or a number longer than Python converts
         raise ManifestError(f"the manifest {path} is not JSON: {exc}") from exc
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack
+        raise ManifestError(f"the manifest {path} is nested too deeply to be a manifest") from None
     if not isinstance(data, dict) or data.get("manifest_version") != SUPPORTED_VERSION:
         raise ManifestError(
             f"{path} is not a docusaurus-plugin-bookwise manifest of version {SUPPORTED_VERSION}"
@@ -83,6 +85,8 @@ def _read(path: Path) -> list[BuiltDoc]:
         ]
     except (KeyError, TypeError) as exc:
         raise ManifestError(f"the manifest {path} has a malformed doc entry: {exc!r}") from exc
+    except RecursionError:  # a field holding a deeply nested value, turned into text
+        raise ManifestError(f"the manifest {path} has a doc entry nested too deeply") from None
 
 
 def reconcile(

@@ -3,8 +3,12 @@ and their solutions, fill-in-the-blank questions, and solutions kept out of quot
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
+from bookwise.generation.followup import SearchQuery
+from bookwise.generation.models import ChatRequest, Page, Prepared
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import (
     BLANK,
@@ -17,9 +21,12 @@ from bookwise.generation.study import (
     solution_start,
     without_solutions,
 )
+from bookwise.generation.study_prep import StudyPreparer, reader_answer
+from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of
-from bookwise.retrieval.snippets import before_solutions, make_snippet
+from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.snippets import HELD_BACK, before_solutions, make_snippet
 from conftest import SectionFactory
 
 EXERCISES = (
@@ -112,3 +119,40 @@ def test_quiz_solution_is_held_back_in_the_sources_snippet(label: str) -> None:
         assert "0.8" not in snippet and "only on variances" not in snippet, snippet
     fenced = "Setup:\n\n```\nShow solution\n```\n\nThe gain is `K`."
     assert before_solutions(fenced) == fenced  # a code line that reads like a label is code
+
+
+def quiz_page_prompt(quiz: SectionResult, question: str, history: tuple[Turn, ...]) -> str:
+    request = ChatRequest(question=question, action="quiz_page", page=Page(quiz.page_url), history=history)
+    preparer = StudyPreparer(
+        cast(Retriever, None),
+        with_model=True,
+        book_title="B",
+        retrieval_timeout_s=1,
+        page_context_max_tokens=1,
+    )  # the prompt needs no index: its material is given
+    prepared = Prepared(
+        request=request,
+        query=SearchQuery(question, rewritten=False, method="as_asked"),
+        sources=[quiz],
+        sufficient=True,
+        plan="llm",
+        messages=[],
+        index_version="v",
+        retrieval_ms=0,
+        started=0,
+        page_use="quiz",
+    )
+    messages = preparer._messages(prepared, question, reader_answer(request))
+    return "\n".join(m["content"] for m in messages)
+
+
+def test_quiz_solution_is_held_back_in_the_quiz_page_prompt_until_the_reader_answers(
+    section: SectionFactory,
+) -> None:
+    quiz = section("Exercises", EXERCISES)
+    asking = quiz_page_prompt(quiz, "", ())
+    assert "What is the gain" in asking and "K = 0.8" not in asking and "only on variances" not in asking
+    assert HELD_BACK in asking  # the model knows the book has one, and is not shown it
+    asked = Turn("assistant", "What is the gain when `P⁻ = 0.04`? [1]", action="quiz_page")
+    grading = quiz_page_prompt(quiz, "0.8", (asked,))
+    assert "K = 0.8" in grading  # the reader answered: the solution grades it

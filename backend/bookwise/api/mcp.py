@@ -17,7 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
@@ -42,6 +42,7 @@ from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
 from bookwise.retrieval.retriever import Retriever, page_paths
+from bookwise.retrieval.snippets import holding_back_solutions
 from bookwise.settings import Settings
 
 RetrieverSource = Callable[[], Awaitable[Retriever]]
@@ -413,7 +414,7 @@ class BookTools:
                 "url": page.url,
                 "page_url": page.url,
                 "heading_path": [page.title],
-                "markdown": page.markdown(),
+                "markdown": replace(page, sections=[_held_back(s) for s in page.sections]).markdown(),
                 "sections": [s.link(page.title) for s in page.sections if s.heading and s.level > 1],
                 "previous": _page_link(book.pages[at - 1]) if at > 0 else None,
                 "next": _page_link(book.pages[at + 1]) if at + 1 < len(book.pages) else None,
@@ -426,7 +427,7 @@ class BookTools:
             "url": section.url,
             "page_url": page.url,
             "heading_path": [*section.breadcrumb, *([section.heading] if section.heading else [])],
-            "markdown": section.markdown(page.title),
+            "markdown": _held_back(section).markdown(page.title),
             "previous": before[-1].link(page.title) if before else None,
             "next": after[0].link(page.title) if after else None,
         }
@@ -505,6 +506,12 @@ def _agent_record(
         error_code=error_code,
         ms_total=round((time.monotonic() - started) * 1000, 1),
     )
+
+
+def _held_back(section: Section) -> Section:
+    """``section`` as ``read`` gives it: the book's solution to its exercises held back, as on the
+    page; an agent has no quiz exchange that would send the reader's answer first."""
+    return replace(section, text=holding_back_solutions(section.text))
 
 
 def _origin(site_url: str) -> str:

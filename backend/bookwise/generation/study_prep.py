@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import anyio
 
@@ -42,6 +43,7 @@ from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.pages import PageOutline, section_and_subsections, within_budget
 from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.snippets import holding_back_solutions
 from bookwise.validation import QUIZ_ACTIONS
 
 NOT_INDEXED_PAGE = "This page is not in the book's index, so Bookwise cannot answer from it."
@@ -327,10 +329,13 @@ class StudyPreparer:
             template = {"summarize": "summarize_page", "quiz": "quiz_page"}.get(
                 prepared.page_use, "page_question"
             )
+            sources = prepared.sources
+            if template == "quiz_page" and answer is None:  # asking: the book's solutions stay hidden
+                sources = [replace(s, text=holding_back_solutions(s.text)) for s in sources]
             return page_action_messages(
                 template,
                 question,
-                prepared.sources,
+                sources,
                 book_title=title,
                 page_title=prepared.sources[0].title,
                 history=history,

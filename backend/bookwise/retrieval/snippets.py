@@ -57,6 +57,15 @@ def before_solutions(text: str) -> str:
     return text
 
 
+HELD_BACK = "*(The book's solution follows here, held back until the reader has answered.)*"
+
+
+def holding_back_solutions(text: str) -> str:
+    """``text`` up to a solution the book holds back, and a line saying one was held back."""
+    kept = before_solutions(text)
+    return text if kept == text else f"{kept.rstrip()}\n\n{HELD_BACK}"
+
+
 def make_snippet(text: str, query: str, max_chars: int = 240) -> str:
     """The run of consecutive sentences, at most ``max_chars`` long, with the most query words (never
     from a solution the book holds back)."""

@@ -2,7 +2,7 @@
 
 Both start at once on an empty database (one migrates, the other waits for it), answer and take
 ratings concurrently, and every answer and rating is in the shared store once, counted as one
-reader (the day's salt is the store's, not a process's).
+reader (both read the data dir's reader-hash key, made once by whichever came first).
 """
 
 from __future__ import annotations

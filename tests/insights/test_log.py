@@ -246,3 +246,14 @@ def test_reader_hash_key_from_a_setting_is_shared_by_replicas(tmp_path: Path) ->
     assert not (tmp_path / "a" / KEY_FILE).exists()  # no file when the setting gives the key
     with pytest.raises(ValidationError):
         Settings(reader_hash_key="short")
+
+
+def test_reader_hash_key_file_that_cannot_be_made_falls_back_to_memory_and_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "not-a-dir").write_text("x")
+    key = ReaderKey(key_file=tmp_path / "not-a-dir" / KEY_FILE)
+    with caplog.at_level(logging.WARNING, logger="bookwise"):
+        salt = key.day_salt(date(2026, 5, 2))
+    assert len(salt) == 64 and key.day_salt(date(2026, 5, 2)) == salt  # one key for the process
+    assert [r.getMessage() for r in caplog.records] == ["reader_key_unavailable"]

@@ -201,7 +201,10 @@ class Settings(BaseSettings):
     max_history_turns: int = Field(10, ge=0, description="Most earlier turns a request may carry.")
     max_history_chars: int = Field(4000, ge=1, description="Longest single earlier turn.")
     rate_limit_per_minute: int = Field(
-        30, ge=1, description="Requests one client (IP) may make per minute to the POST endpoints."
+        30,
+        ge=1,
+        description="Requests one client (IP) may make per minute to the POST endpoints, "
+        "`GET /api/suggestions` and `GET /api/insights` together.",
     )
     max_streams_per_client: int = Field(3, ge=1, description="Answers one client (IP) may stream at once.")
     max_streams: int = Field(256, ge=1, description="Answers the server streams at once; beyond, 503.")
@@ -210,6 +213,15 @@ class Settings(BaseSettings):
     )
     sse_send_timeout_s: float = Field(
         30.0, gt=0, description="A stream whose client reads nothing for this long is closed."
+    )
+    mcp_contents_max_pages: int = Field(
+        200, ge=1, description="Most pages one MCP `contents` call lists (its `limit`'s default and cap)."
+    )
+    mcp_contents_max_bytes: int = Field(
+        262_144,
+        ge=16_384,
+        description="Largest MCP `contents` answer, in bytes of JSON: a page that would pass it waits "
+        "for the next call.",
     )
     feedback_db: Path | None = Field(
         None,
@@ -318,6 +330,13 @@ class Settings(BaseSettings):
     metrics_host: str = Field(
         "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
     )
+    metrics_max_connections: int = Field(
+        32,
+        ge=1,
+        description="Open connections the separate metrics listener (`metrics_port`) serves at once (a "
+        "thread each); beyond, a new one is closed at once. Each request must arrive within "
+        "`http_request_timeout_s`.",
+    )
 
     # Rate limits shared across processes and replicas.
     redis_url: str | None = Field(
@@ -381,6 +400,14 @@ class Settings(BaseSettings):
         description="While the question log is on, questions and ratings older than this many days are "
         "deleted (at start, then hourly).",
     )
+    reader_hash_key: SecretStr | None = Field(
+        None,
+        min_length=32,
+        description="Secret (at least 32 characters) the question log's daily reader-hash salt is derived "
+        "from; never stored in the insights store. Set the same value on every replica sharing one "
+        "`insights_db_url`, so one reader counts once. Unset: a random key kept in the file "
+        "`reader-hash.key` of the data dir (owner-only), made on first use.",
+    )
     admin_token: SecretStr | None = Field(
         None,
         min_length=16,
@@ -409,6 +436,14 @@ class Settings(BaseSettings):
         le=3,
         description="Suggested questions kept per page at ingest (each checked by retrieval), served "
         "by `GET /api/suggestions`; 0 builds none.",
+    )
+    suggested_questions_max_searches: int = Field(
+        5000,
+        ge=0,
+        description="Most searches the suggested-questions step of `bookwise ingest` makes (one per "
+        "proposed question checked): it bounds the step on a big book. Pages are checked breadth first, "
+        "so each page's best proposal is checked before any page's second; pages left when the cap is "
+        "reached offer only their questions about the page itself.",
     )
 
     @field_validator(

@@ -340,3 +340,48 @@ def test_serve_with_a_metrics_port_has_one_listener_over_a_private_dir(tmp_path:
     assert started.returncode == 0, started.stderr
     assert not private.exists()
     assert not list(scratch.glob("bookwise-metrics-*"))  # and its own, removed at its (normal) exit
+
+
+# -- the separate listener's own limits -----------------------------------------------------------
+
+
+def test_metrics_listener_half_sent_requests_are_cut_and_capped(tmp_path: Path) -> None:
+    """300 half-sent requests held 300 of its threads for 30 s and more: it had no deadline and no cap."""
+    import socket
+    import time
+
+    port, cap = free_port(), 4
+    settings = book(tmp_path, metrics_port=port, metrics_max_connections=cap, http_request_timeout_s=0.5)
+    listener = start_metrics_listener(settings)
+    assert listener is not None
+
+    def closed(sock: socket.socket) -> bool:
+        sock.settimeout(10)  # ample: the deadline is 0.5 s
+        try:
+            return sock.recv(1024) == b""
+        except ConnectionError:
+            return True
+
+    held = [socket.create_connection(("127.0.0.1", port), 10) for _ in range(cap)]
+    try:
+        for sock in held:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
+        refused = False
+        while listener.refused == 0:  # until the cap is reached and one more is turned away
+            with socket.create_connection(("127.0.0.1", port), 10) as extra:
+                refused = closed(extra)
+            time.sleep(0.05)
+        assert refused
+        trickled = held[-1]
+        for _ in range(200):  # a byte at a time does not keep the request alive past its deadline
+            try:
+                trickled.sendall(b"X")
+            except OSError:
+                break
+            time.sleep(0.05)
+        assert all(closed(sock) for sock in held)  # each cut at the deadline
+        scrape(f"http://127.0.0.1:{port}")  # serving again: 200, Prometheus text
+    finally:
+        for sock in held:
+            sock.close()
+        listener.stop()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import io
 import json
 import os
 import re
@@ -487,15 +488,72 @@ class _Answer:
 
 # The separate listener (BOOKWISE_METRICS_PORT): one per `bookwise serve`, in the process that starts
 # the workers, reading what all of them wrote. A small WSGI server in a thread, off the event loop.
+# A thread per connection, so it has the API's request deadline (``http_request_timeout_s``) and a
+# cap of its own (``metrics_max_connections``): half-sent requests cannot pile up threads.
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket read against one deadline for the whole request, however the bytes trickle in."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self.sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(left)
+        return self.sock.recv_into(buffer)
 
 
 class _QuietHandler(WSGIRequestHandler):
+    server: MetricsListener
+
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes are not worth a log line each."""
+
+    def setup(self) -> None:
+        super().setup()
+        deadline = time.monotonic() + self.server.request_timeout_s
+        self.rfile = io.BufferedReader(_DeadlineReader(self.connection, deadline))
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except OSError:  # TimeoutError too: the deadline passed, or the scraper went away
+            self.close_connection = True
 
 
 class MetricsListener(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    request_timeout_s = 15.0
+    max_connections = 32
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self.refused = 0  # connections closed at once because the cap was reached
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)  # nothing was read: closing is the whole answer
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def stop(self) -> None:
         self.shutdown()
@@ -533,7 +591,12 @@ def start_metrics_listener(settings: Settings) -> MetricsListener | None:
     token = settings.metrics_token.get_secret_value().encode() if settings.metrics_token else None
     host, port = settings.metrics_host, settings.metrics_port
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    server_class = type("MetricsListener", (MetricsListener,), {"address_family": family})
+    limits = {
+        "address_family": family,
+        "request_timeout_s": settings.http_request_timeout_s,
+        "max_connections": settings.metrics_max_connections,
+    }
+    server_class = type("MetricsListener", (MetricsListener,), limits)
     try:
         server: WSGIServer = make_server(host, port, _wsgi_app(token), server_class, _QuietHandler)
     except OSError as error:

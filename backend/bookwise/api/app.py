@@ -119,7 +119,7 @@ def create_app(
         allow_origins=settings.allowed_origins,
         allow_methods=["GET", "POST"],  # /mcp is stateless: no session for a DELETE to end
         allow_headers=["content-type", "x-request-id", "mcp-session-id", "mcp-protocol-version"],
-        expose_headers=["x-request-id", "retry-after", "mcp-session-id"],
+        expose_headers=["x-request-id", "x-client-request-id", "retry-after", "mcp-session-id"],
         allow_credentials=False,
         max_age=600,
     )

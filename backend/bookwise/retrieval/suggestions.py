@@ -14,7 +14,10 @@ import json
 import os
 import tempfile
 import threading
+import time
+from collections import deque
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,33 +28,84 @@ FOLDER = "suggestions"
 KEEP_FILES = 4  # generations' files kept (the index keeps BOOKWISE_KEEP_GENERATIONS of them)
 
 
-def checked_suggestions(retriever: Retriever, per_page: int) -> dict[str, list[str]]:
+@dataclass
+class SuggestionsReport:
+    """What the suggestions step of an ingest did: questions kept, on how many pages, the searches it
+    made, and whether ``BOOKWISE_SUGGESTED_QUESTIONS_MAX_SEARCHES`` stopped it before every page was
+    checked (the pages left then offer only their questions about the page itself)."""
+
+    kept: int = 0
+    pages: int = 0
+    searches: int = 0
+    capped: bool = False
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"duration_s": round(self.duration_s, 1)}
+
+
+@dataclass
+class _Page:
+    url: str
+    proposed: list[tuple[str, bool]]
+    to_search: deque[str]
+    room: int
+    searched: list[str] = field(default_factory=list)
+
+
+def checked_suggestions(
+    retriever: Retriever,
+    per_page: int,
+    max_searches: int | None = None,
+    report: SuggestionsReport | None = None,
+) -> dict[str, list[str]]:
     """Page URL → up to ``per_page`` proposed questions whose top-ranked section is on that page.
 
     Questions about the page itself (``check: false``: its exercises, "Summarize this lab") are
     answered from the reader's page and keep their place; the others fill the remaining slots in
     the order proposed, each searched as a reader would ask it.
+
+    Each search costs about as much as a reader's, and a bigger book has both more questions and
+    dearer searches: ``max_searches`` bounds the step. Pages are checked breadth first (every page's
+    first question, then every page's second, …), so under the cap each page gets its best proposal
+    checked before any page gets a second; without reaching it the result is the same as checking page
+    by page.
     """
+    report = report if report is not None else SuggestionsReport()
     kept: dict[str, list[str]] = {}
     if per_page <= 0:
         return kept
+    pages: list[_Page] = []
     for page_url, outline in retriever.outlines().items():
         raw = (outline.first_payloads[0].get("suggestions") or []) if outline.first_payloads else []
         proposed = [
             (str(p.get("question", "")), bool(p.get("check", True))) for p in raw if isinstance(p, dict)
         ]
         page_questions = [q for q, check in proposed if not check][:per_page]
-        room = per_page - len(page_questions)
-        searched: list[str] = []
-        for question, check in proposed:
-            if len(searched) >= room:
+        to_search = deque(q for q, check in proposed if check)
+        pages.append(_Page(page_url, proposed, to_search, per_page - len(page_questions)))
+    pending = [page for page in pages if page.room > 0 and page.to_search]
+    while pending and not report.capped:
+        still: list[_Page] = []
+        for page in pending:
+            if max_searches is not None and report.searches >= max_searches:
+                report.capped = True
                 break
-            if check and _ranks_page_first(retriever, question, page_url):
-                searched.append(question)
-        chosen = set(page_questions) | set(searched)
-        questions = [q for q, _ in proposed if q in chosen]
+            question = page.to_search.popleft()
+            report.searches += 1
+            if _ranks_page_first(retriever, question, page.url):
+                page.searched.append(question)
+            if len(page.searched) < page.room and page.to_search:
+                still.append(page)
+        pending = still
+    for page in pages:
+        page_questions = [q for q, check in page.proposed if not check][:per_page]
+        chosen = set(page_questions) | set(page.searched)
+        questions = [q for q, _ in page.proposed if q in chosen]
         if questions:
-            kept[page_url] = questions
+            kept[page.url] = questions
+    report.kept = sum(len(q) for q in kept.values())
+    report.pages = len(kept)
     return kept
 
 
@@ -114,18 +168,30 @@ def _read(path: Path) -> dict[str, list[str]]:
     }
 
 
-def build_suggestions(retriever: Retriever, data_dir: Path, per_page: int) -> tuple[Path, int]:
-    """Check the live generation's proposed questions and store them; returns the file and the count."""
+def build_suggestions(
+    retriever: Retriever, data_dir: Path, per_page: int, max_searches: int | None = None
+) -> tuple[Path, SuggestionsReport]:
+    """Check the live generation's proposed questions and store them; returns the file and what was done."""
+    started = time.perf_counter()
     generation = retriever.generation()
-    pages = checked_suggestions(retriever, per_page)
-    return SuggestionStore(data_dir).write(generation, pages), sum(len(q) for q in pages.values())
+    report = SuggestionsReport()
+    pages = checked_suggestions(retriever, per_page, max_searches, report)
+    path = SuggestionStore(data_dir).write(generation, pages)
+    report.duration_s = time.perf_counter() - started
+    return path, report
 
 
-def suggest_for_live_index(settings: Settings) -> int:
+def suggest_for_live_index(settings: Settings) -> SuggestionsReport:
     """What ``bookwise ingest`` runs after indexing: open the live generation as a reader, check and
-    store its pages' suggested questions, close it; returns how many were kept."""
+    store its pages' suggested questions (at most ``suggested_questions_max_searches`` searches),
+    close it."""
     retriever = Retriever.open(settings)
     try:
-        return build_suggestions(retriever, settings.data_dir, settings.suggested_questions)[1]
+        return build_suggestions(
+            retriever,
+            settings.data_dir,
+            settings.suggested_questions,
+            settings.suggested_questions_max_searches,
+        )[1]
     finally:
         retriever.close()

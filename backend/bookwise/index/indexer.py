@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from bookwise.ingest.models import Chunk
 from bookwise.ingest.pipeline import CHUNKER_VERSION
 
 Progress = Callable[[int, int], None]  # (embedded so far, to embed)
+CACHE_READ_BATCH = 2000
 
 
 @dataclass
@@ -89,14 +91,20 @@ def sync_index(
             return report
 
     model = embedder.model_id
-    vectors = cache.get_many(model, (c.content_hash for c in chunks))
+    # Every vector is held until the generation is written: as float32 arrays, not lists of Python
+    # floats (a 384-d list is about 12 KB, its array 1.6 KB; 1.3 GB against 0.2 GB for 110k chunks).
+    vectors: dict[str, array[float]] = {}  # float32 ("f")
+    digests = list(dict.fromkeys(c.content_hash for c in chunks))
+    for start in range(0, len(digests), CACHE_READ_BATCH):  # never all of the cache as lists at once
+        found = cache.get_many(model, digests[start : start + CACHE_READ_BATCH])
+        vectors.update((digest, array("f", vector)) for digest, vector in found.items())
     missing = [c for c in chunks if c.content_hash not in vectors]
     if missing and previous:
         # A fresh CI runner has no cache: reuse vectors of unchanged text from the live index.
         reusable = [c.id for c in missing if previous.get(c.id, [""])[0] == c.content_hash]
         fetched = store.fetch_dense(reusable)
         by_hash = {previous[i][0]: v for i, v in fetched.items()}
-        vectors.update(by_hash)
+        vectors.update((digest, array("f", vector)) for digest, vector in by_hash.items())
         cache.put_many(model, by_hash)
         missing = [c for c in missing if c.content_hash not in vectors]
     to_embed = list({c.content_hash: c.embed_text for c in missing}.items())
@@ -108,7 +116,7 @@ def sync_index(
         embedded = embedder.embed_documents([text for _, text in batch])
         fresh = {digest: vector for (digest, _), vector in zip(batch, embedded, strict=True)}
         cache.put_many(model, fresh)
-        vectors.update(fresh)
+        vectors.update((digest, array("f", vector)) for digest, vector in fresh.items())
         report.embedded += len(batch)
         if progress is not None:
             progress(report.embedded, len(to_embed))
@@ -138,7 +146,7 @@ def sync_index(
                 "embed_model": model,
             }
             yield IndexPoint(
-                chunk.id, vectors[chunk.content_hash], sparse.document(chunk.embed_text), payload
+                chunk.id, vectors[chunk.content_hash].tolist(), sparse.document(chunk.embed_text), payload
             )
 
     store.write_generation(manifest, points())

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import SiteFactory
 from fakellm import FakeLLM
 
@@ -222,3 +224,48 @@ def test_eval_answers_scores_what_readers_get_and_gates_ci(
 
     misuse = bookwise("eval", str(questions), "--min-first-cited", "0.5", data_dir=data)
     assert misuse.returncode == 1 and "need --answers" in misuse.stderr
+
+
+def test_deeply_nested_manifest_is_manifest_invalid_not_a_traceback(
+    make_site: SiteFactory, tmp_path: Path
+) -> None:
+    site = make_site({"docs/a.md": "## A\n\nAlpha.\n"})
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    in_a_field = tmp_path / "in-a-field.json"
+    in_a_field.write_text(
+        '{"manifest_version": 1, "docs": [{"doc_path": ' + "[" * 100_000 + "]" * 100_000 + "}]}"
+    )
+    for manifest in (nested, in_a_field):
+        run = bookwise("ingest", str(site), "--manifest", str(manifest), "--json", data_dir=tmp_path / "d")
+        assert run.returncode == 1, run.stderr
+        assert "Traceback" not in run.stderr and "[manifest_invalid]" in run.stderr
+        error = json.loads(run.stdout)["error"]  # --json: the failure is JSON on stdout too
+        assert error["code"] == "manifest_invalid" and "nested too deeply" in error["message"]
+
+
+def test_insights_until_the_last_representable_day_is_a_clear_error(tmp_path: Path) -> None:
+    run = bookwise("insights", "--json", "--until", "9999-12-31", data_dir=tmp_path / "d")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "9999-12-30" in run.stderr  # argparse's usage error names the last day that works
+
+
+def test_unexpected_error_is_one_line_and_exit_3_traceback_only_with_debug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import bookwise.cli as cli
+
+    def broken(args: object, settings: object) -> int:
+        raise ZeroDivisionError("a bug somewhere")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "_search", broken)
+    assert cli.main(["search", "anything", "--json"]) == cli.EXIT_INTERNAL == 3
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == "bookwise: internal error [ZeroDivisionError]: a bug somewhere"
+    assert "Traceback" not in err and "--debug" in err
+    assert json.loads(out)["error"]["code"] == "internal_error"
+    assert cli.main(["--debug", "search", "anything"]) == 3
+    out, err = capsys.readouterr()
+    assert "Traceback (most recent call last)" in err and "ZeroDivisionError: a bug somewhere" in err
+    assert out == ""

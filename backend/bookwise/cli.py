@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from bookwise.settings import Settings, describe_settings_error
 if TYPE_CHECKING:
     from bookwise.ingest.site import SiteConfig
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 WORKER_HEALTHCHECK_S = 30
 
 
@@ -41,6 +42,9 @@ def _workers(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bookwise", description="Chat with a Docusaurus book.")
     parser.add_argument("--version", action="version", version=f"bookwise {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an unexpected error (a bug report's)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     ingest = commands.add_parser("ingest", help="index a Docusaurus site (incremental, atomic switch)")
@@ -203,7 +207,9 @@ def _add_insights_report_flags(parser: argparse.ArgumentParser) -> None:
         help="thumbs-down and not-covered questions as a questions.jsonl for `bookwise eval`, to label",
     )
     report.add_argument("--since", type=_day, metavar="DATE", help="from this UTC day (YYYY-MM-DD), included")
-    report.add_argument("--until", type=_day, metavar="DATE", help="to this UTC day (YYYY-MM-DD), included")
+    report.add_argument(
+        "--until", type=_last_day, metavar="DATE", help="to this UTC day (YYYY-MM-DD), included"
+    )
     report.add_argument("--version", metavar="VERSION", help="only answers about this docs version")
     report.add_argument("--locale", metavar="LOCALE", help="only answers in this locale")
 
@@ -352,7 +358,7 @@ def _print_report(report: dict[str, Any]) -> None:
         f"embedder: {report['embed_model']}"
         + (f" (adapted to this site in {report['adapt_s']:.0f} s)" if report["adapt_s"] is not None else ""),
         f"duration: {report['duration_s']:.2f} s",
-        *([f"suggested questions: {report['suggestions']}"] if "suggestions" in report else []),
+        *([_suggestions_line(report["suggestions_step"])] if "suggestions_step" in report else []),
     ]
     for error in report["errors"]:
         where = f"{error['path']}:{error['line']}" if error["line"] else error["path"]
@@ -362,6 +368,12 @@ def _print_report(report: dict[str, Any]) -> None:
     if report["manifest"] is not None:
         lines.extend(_manifest_lines(report["manifest"]))
     print("\n".join(lines))
+
+
+def _suggestions_line(step: dict[str, Any]) -> str:
+    line = f"suggested questions: {step['kept']} on {step['pages']} pages ({step['searches']} searches, "
+    line += f"{step['duration_s']:.0f} s)"
+    return line + ("; stopped at BOOKWISE_SUGGESTED_QUESTIONS_MAX_SEARCHES" if step["capped"] else "")
 
 
 def _manifest_lines(check: dict[str, Any]) -> list[str]:
@@ -437,7 +449,9 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         progress.end()
     if not report["dry_run"] and report.get("generation") and settings.suggested_questions:
-        report["suggestions"] = _suggest(settings)
+        step = _suggest(settings)
+        report["suggestions"] = step["kept"]
+        report["suggestions_step"] = step
     # The manifest lies in the build: the agents' Markdown (llms.txt, .md twins) is written beside it in
     # the same CI step, so a deploy never ships pages whose "Copy page" twin is missing or stale.
     build_dir = args.manifest[0].parent if args.manifest and not args.no_llms else None
@@ -453,15 +467,15 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_ERRORS if args.strict and failed else EXIT_OK
 
 
-def _suggest(settings: Settings) -> int:
+def _suggest(settings: Settings) -> dict[str, Any]:
     """Check the new generation's proposed questions with retrieval and store them."""
-    from bookwise.retrieval.suggestions import suggest_for_live_index
+    from bookwise.retrieval.suggestions import SuggestionsReport, suggest_for_live_index
 
     try:
-        return suggest_for_live_index(settings)  # opened like any reader: refused on a full disk
+        return suggest_for_live_index(settings).to_dict()  # opened like any reader: refused on a full disk
     except BookwiseError as error:  # the index is built and switched: only the suggestions are missing
         print(f"bookwise: suggested questions not built: [{error.code}] {error}", file=sys.stderr)
-        return 0
+        return SuggestionsReport().to_dict()
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -717,6 +731,13 @@ def _day(value: str) -> date:
         raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {value!r}") from None
 
 
+def _last_day(value: str) -> date:
+    day = _day(value)
+    if day == date.max:  # its end, the next midnight, is past the last date there is
+        raise argparse.ArgumentTypeError("the last day it can be is 9999-12-30 (or leave it out)")
+    return day
+
+
 def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
     """``bookwise insights``: the question log, for the book's authors."""
     insights: argparse.ArgumentParser = commands.add_parser(
@@ -773,8 +794,24 @@ def main(argv: list[str] | None = None) -> int:
             return _insights(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        _print_json_error(args, exc)
         return EXIT_ERRORS
+    except Exception as exc:  # a bug: one line, not a traceback, unless asked for (--debug)
+        if args.debug:
+            traceback.print_exc()
+        print(f"bookwise: internal error [{type(exc).__name__}]: {exc}", file=sys.stderr)
+        if not args.debug:
+            print("bookwise: run again with --debug (before the command) for the traceback", file=sys.stderr)
+        _print_json_error(args, BookwiseError(f"{type(exc).__name__}: {exc}"))
+        return EXIT_INTERNAL
     return EXIT_USAGE
+
+
+def _print_json_error(args: argparse.Namespace, error: BookwiseError) -> None:
+    """A command asked for JSON on stdout gets its failure there too, in the one error shape."""
+    answered = getattr(error, "answer", None) is not None  # publish printed the server's answer
+    if getattr(args, "json", None) in (True, Path("-")) and not answered:
+        print(json.dumps({"error": error.to_dict()}, indent=2))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,19 @@ def ingest(report_path: str, stderr_path: str, status: str) -> str:
     report = _load(report_path)
     ok = status == "0"
     lines = [f"## Bookwise ingest {'✅' if ok else '❌ failed'}", ""]
+    if report is not None and "docs_processed" not in report and isinstance(report.get("error"), dict):
+        # `--json` prints the error itself when the run stopped before its report.
+        error = report["error"]
+        return "\n".join(
+            [
+                *lines,
+                f"The ingest stopped before its report: `{_cell(error.get('code', ''))}` "
+                f"{_cell(error.get('message', ''))}",
+                "",
+                "Nothing was published: the live index is unchanged.",
+                "",
+            ]
+        )
     if report is None:
         tail = Path(stderr_path).read_text(encoding="utf-8", errors="replace")[-2000:]
         return "\n".join(

@@ -811,7 +811,8 @@ def _print_json_error(args: argparse.Namespace, error: BookwiseError) -> None:
     """A command asked for JSON on stdout gets its failure there too, in the one error shape."""
     answered = getattr(error, "answer", None) is not None  # publish printed the server's answer
     if getattr(args, "json", None) in (True, Path("-")) and not answered:
-        print(json.dumps({"error": error.to_dict()}, indent=2))
+        # The CLI's reader is the operator: the full message, not the public one an API body shows.
+        print(json.dumps({"error": {**error.to_dict(), "message": error.message}}, indent=2))
 
 
 if __name__ == "__main__":

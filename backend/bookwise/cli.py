@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from bookwise.ingest.site import SiteConfig
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_MEANINGS = {
+    EXIT_OK: "success",
+    EXIT_ERRORS: "an error with a code (`bookwise: error [code]: ...`), a failed quality gate of `eval`, "
+    "per-file errors under `ingest --strict`, or an answer that ended in an error",
+    EXIT_USAGE: "a usage error (an unknown flag, a bad value) or invalid settings",
+    EXIT_INTERNAL: "an unexpected error (a bug): one line, the traceback with `--debug`",
+}
 WORKER_HEALTHCHECK_S = 30
 
 
@@ -40,7 +47,11 @@ def _workers(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bookwise", description="Chat with a Docusaurus book.")
+    parser = argparse.ArgumentParser(
+        prog="bookwise",
+        description="Chat with a Docusaurus book.",
+        epilog="exit status: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_MEANINGS.items()),
+    )
     parser.add_argument("--version", action="version", version=f"bookwise {__version__}")
     parser.add_argument(
         "--debug", action="store_true", help="print the traceback of an unexpected error (a bug report's)"

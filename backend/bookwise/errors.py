@@ -37,7 +37,9 @@ from typing import Any
 
 
 class BookwiseError(Exception):
-    """Base class: the message is safe to show to users."""
+    """An unexpected failure (a bug); the base of the tree. The CLI prints one line,
+    `bookwise: internal error [<exception type>]: <message>` (with `--json`, this error on stdout too),
+    and exits 3; `bookwise --debug <command>` prints the traceback as well."""
 
     code = "internal_error"
     retryable = False
@@ -58,18 +60,21 @@ class BookwiseError(Exception):
 
 
 class ConfigError(BookwiseError):
+    """Bad settings or site configuration (for example, no docs folder)."""
+
     code = "config_error"
     public_message = "the server is misconfigured; its operator can see why in the log"
 
 
 class ManifestError(BookwiseError):
-    """The build manifest given to `bookwise ingest --manifest` cannot be read."""
+    """The build manifest given to `bookwise ingest --manifest` is missing, not JSON (or nested too
+    deeply to parse), or not a manifest."""
 
     code = "manifest_invalid"
 
 
 class SourceError(BookwiseError):
-    """A problem with one source file, located by path and (1-based) line when known."""
+    """A source file could not be read; located by path and (1-based) line when known."""
 
     code = "source_error"
 
@@ -83,23 +88,32 @@ class SourceError(BookwiseError):
 
 
 class FrontMatterError(SourceError):
+    """The file's YAML front matter is malformed or not closed."""
+
     code = "front_matter_invalid"
 
 
 class EncodingError(SourceError):
+    """The file is not valid UTF-8, or it is binary."""
+
     code = "encoding_invalid"
 
 
 class FileTooLargeError(SourceError):
+    """The file is over `BOOKWISE_MAX_FILE_BYTES`."""
+
     code = "file_too_large"
 
 
 class MarkdownError(SourceError):
+    """Broken MDX, such as an unclosed comment."""
+
     code = "markdown_invalid"
 
 
 class OutsideSiteError(SourceError):
-    """A doc, folder or MDX import that resolves outside the site directory (and the extra roots)."""
+    """A doc, symlinked folder, MDX import or docs folder resolves outside the site directory (and
+    `BOOKWISE_INGEST_EXTRA_ROOTS`)."""
 
     code = "outside_site"
 
@@ -117,40 +131,55 @@ class NotARegularFileError(SourceError):
 
 
 class IndexError_(BookwiseError):  # trailing underscore: do not shadow the builtin
+    """The index cannot be used."""
+
     code = "index_error"
     status_code = 503
     public_message = "the book's index cannot be used right now"
 
 
 class ModelMismatchError(IndexError_):
+    """The index was built with another embedding model (rebuild with `bookwise ingest --reindex`)."""
+
     code = "embedding_model_mismatch"
     public_message = "the book's index was built with another embedding model; it must be rebuilt"
 
 
 class IndexNotFoundError(IndexError_):
+    """Nothing has been ingested yet."""
+
     code = "index_not_found"
     public_message = "the book has not been indexed yet"
 
 
 class IndexBusyError(IndexError_):
+    """Another ingest holds the write lock."""
+
     code = "index_busy"
     retryable = True
     public_message = "the book's index is busy; try again shortly"
 
 
 class StoreUnavailableError(IndexError_):
+    """Qdrant is unreachable or the index is unreadable."""
+
     code = "store_unavailable"
     retryable = True
     public_message = "the book's index is unavailable; try again shortly"
 
 
 class RetrievalTimeoutError(IndexError_):
+    """A request's retrieval (query embedding and search) took longer than
+    `BOOKWISE_RETRIEVAL_TIMEOUT_S`."""
+
     code = "retrieval_timeout"
     retryable = True
     public_message = "searching the book took too long; try again"
 
 
 class EmbeddingError(BookwiseError):
+    """The embeddings API (or the local model) failed."""
+
     code = "embedding_failed"
     retryable = True
     status_code = 503
@@ -158,40 +187,51 @@ class EmbeddingError(BookwiseError):
 
 
 class GenerationError(BookwiseError):
+    """The language model failed."""
+
     code = "generation_failed"
     retryable = True
     status_code = 503
 
 
 class LLMUnavailableError(GenerationError):
+    """The chat API refused the connection or answered with an error (retryable when it was a 429 or
+    5xx)."""
+
     code = "llm_unavailable"
 
 
 class LLMTimeoutError(GenerationError):
+    """The chat API sent no first token, or stopped sending, within the timeouts."""
+
     code = "llm_timeout"
 
 
 class LLMStreamError(GenerationError):
-    """The provider reported an error inside an answer's stream (OpenRouter's mid-stream error object)."""
+    """The chat API reported an error inside the answer's stream, such as OpenRouter's mid-stream
+    error object (retryable unless the provider's code is a client error)."""
 
     code = "llm_stream_error"
 
 
 class LLMContentFilterError(GenerationError):
-    """The provider's content filter refused the question or stopped the answer (Azure OpenAI)."""
+    """The provider's content filter blocked the question or stopped the answer (Azure OpenAI's
+    `content_filter`)."""
 
     code = "llm_content_filter"
     retryable = False  # the same question would be filtered again
 
 
 class LLMNoAnswerError(GenerationError):
-    """The model used its whole length limit before writing any answer (a reasoning model thinking long)."""
+    """The model reached its length limit before writing any answer (it spent it reasoning)."""
 
     code = "llm_no_answer"
     retryable = False
 
 
 class RequestRejected(BookwiseError):
+    """The API refused a request before doing any work."""
+
     code = "request_rejected"
     status_code = 400
 
@@ -201,59 +241,78 @@ class RequestRejected(BookwiseError):
 
 
 class InvalidRequestError(RequestRejected):
-    """A request that breaks a rule (``bookwise.validation``): the API, the CLI and the Retriever alike."""
+    """The body does not match the schema, or breaks a rule: an empty or too long question,
+    selection or history, `top_k` out of range or not an integer, an unknown filter field, a selection
+    or section scope without the selected text. The same rules and code for the API, `bookwise
+    ask`/`search` and the Retriever (``bookwise.validation``)."""
 
     code = "invalid_request"
     status_code = 422
 
 
 class PayloadTooLargeError(RequestRejected):
+    """The body is over `BOOKWISE_MAX_BODY_BYTES`."""
+
     code = "payload_too_large"
     status_code = 413
 
 
 class UnsupportedMediaTypeError(RequestRejected):
+    """A POST body that is not `application/json`."""
+
     code = "unsupported_media_type"
     status_code = 415
 
 
 class OriginNotAllowedError(RequestRejected):
+    """The browser page's `Origin` is not in `BOOKWISE_ALLOWED_ORIGINS`."""
+
     code = "origin_not_allowed"
     status_code = 403
 
 
 class HostNotAllowedError(RequestRejected):
-    """A Host that is not the API's (``allowed_hosts``) on ``/mcp``: a DNS-rebinding page's request."""
+    """A request to `/mcp` whose `Host` is not one of the API's (`BOOKWISE_ALLOWED_HOSTS`; by
+    default, loopback names on a loopback address): a DNS-rebinding page."""
 
     code = "host_not_allowed"
     status_code = 421
 
 
 class RateLimitedError(RequestRejected):
+    """Over `BOOKWISE_RATE_LIMIT_PER_MINUTE`; `Retry-After` says when to come back."""
+
     code = "rate_limited"
     retryable = True
     status_code = 429
 
 
 class TooManyStreamsError(RequestRejected):
+    """This client already streams `BOOKWISE_MAX_STREAMS_PER_CLIENT` answers."""
+
     code = "too_many_streams"
     retryable = True
     status_code = 429
 
 
 class ServerBusyError(RequestRejected):
+    """The server streams `BOOKWISE_MAX_STREAMS` answers; `Retry-After` is set."""
+
     code = "server_busy"
     retryable = True
     status_code = 503
 
 
 class NotFoundError(RequestRejected):
+    """No such endpoint or file."""
+
     code = "not_found"
     status_code = 404
 
 
 class MethodNotAllowedError(RequestRejected):
-    """A method the endpoint does not serve (``GET /mcp``: the stateless server has no stream to open)."""
+    """A method the endpoint does not serve, with `Allow` naming the one it does: `/mcp` answers
+    `POST` only (the server is stateless, so a `GET` event stream would have nothing to carry)."""
 
     code = "method_not_allowed"
     status_code = 405
@@ -263,14 +322,16 @@ class MethodNotAllowedError(RequestRejected):
 
 
 class IndexCorruptError(IndexError_):
-    """Generations exist but none is complete and readable (a corrupt manifest, a crashed ingest)."""
+    """Generations exist but none is complete and readable (a corrupt manifest, a crashed first
+    ingest); rebuild with `bookwise ingest --reindex`."""
 
     code = "index_corrupt"
     public_message = "the book's index is damaged; it must be rebuilt"
 
 
 class DiskFullError(IndexError_):
-    """The data directory's disk is (nearly) full: nothing was written, the live index is untouched."""
+    """The data dir's disk is below `BOOKWISE_MIN_FREE_DISK_MB` free, or a write hit `ENOSPC`:
+    nothing was switched, the live index is untouched."""
 
     code = "disk_full"
     public_message = "the server's disk is full"
@@ -280,21 +341,26 @@ class DiskFullError(IndexError_):
 
 
 class MalformedRequestError(RequestRejected):
-    """HTTP the server cannot parse (answered by the server's protocol layer, before any route)."""
+    """HTTP the server cannot parse: a bad request line or header, an invalid `Content-Length` or
+    `Transfer-Encoding`, HTTP/1.1 without `Host`, or headers over `BOOKWISE_HTTP_MAX_HEADER_BYTES`; or,
+    from a `BOOKWISE_TRUSTED_PROXIES` peer, an `X-Forwarded-For` whose client is not an IP address.
+    Answered by the server's protocol layer, before any route."""
 
     code = "malformed_request"
     status_code = 400
 
 
 class UnknownAnswerError(RequestRejected):
-    """Feedback for an answer this server did not give recently, or already rated."""
+    """Feedback for a `request_id` that is not one of this process's recent answers
+    (`BOOKWISE_FEEDBACK_REMEMBERED_ANSWERS`), or that was already rated."""
 
     code = "feedback_unknown_answer"
     status_code = 404
 
 
 class FeedbackUnavailableError(BookwiseError):
-    """The feedback database cannot be opened or written; answers and search go on."""
+    """The feedback database cannot be opened or written (corrupt file, read-only or full disk);
+    logged once, everything else serves. Move the file aside and restart to start a new one."""
 
     code = "feedback_unavailable"
     status_code = 503
@@ -304,7 +370,7 @@ class FeedbackUnavailableError(BookwiseError):
 
 
 class UnauthorizedError(RequestRejected):
-    """A request for ``/metrics`` without the configured bearer token (``BOOKWISE_METRICS_TOKEN``)."""
+    """`/metrics` without the bearer token `BOOKWISE_METRICS_TOKEN`."""
 
     code = "unauthorized"
     status_code = 401
@@ -314,7 +380,9 @@ class UnauthorizedError(RequestRejected):
 
 
 class IndexIncompatibleError(IndexError_):
-    """The live generation was chunked or BM25-encoded by another version: mixing would be silent."""
+    """The index was built by a Bookwise whose chunker or BM25 scheme differs from this one (the
+    manifest's `chunker_version`, `bm25_scheme`); detected at ingest and at serve instead of mixing:
+    rebuild with `bookwise ingest --reindex`."""
 
     code = "index_incompatible"
     public_message = "the book's index was built by another version of Bookwise; it must be rebuilt"
@@ -324,7 +392,8 @@ class IndexIncompatibleError(IndexError_):
 
 
 class InsightsStoreError(BookwiseError):
-    """The insights store (SQLite file or PostgreSQL) cannot be opened, migrated, read or written."""
+    """The question log's store (`BOOKWISE_FEEDBACK_DB` or `BOOKWISE_INSIGHTS_DB_URL`) cannot be
+    opened, migrated, read or written. Answers go on; the log is skipped, logged once."""
 
     code = "insights_store_unavailable"
     status_code = 503
@@ -337,31 +406,34 @@ class InsightsStoreError(BookwiseError):
 
 
 class IndexUploadInvalidError(RequestRejected):
-    """The uploaded archive is truncated, corrupt, unsafe (a path outside it, a link) or not a
-    complete generation (its ``COMPLETE`` marker does not match its manifest, its shard does not open)."""
+    """An uploaded index generation is not one: an unsafe or unknown archive member (a path
+    outside it, a link), a truncated or corrupt archive, a `COMPLETE` marker that does not match its
+    manifest, or a shard Edge cannot open and query. Nothing is installed."""
 
     code = "index_upload_invalid"
     status_code = 422
 
 
 class IndexUploadIncompatibleError(RequestRejected):
-    """The uploaded generation was built with another embedding model or dimension, chunker or BM25
-    scheme than this server uses: serving it would mix vector spaces or cut sections another way."""
+    """An uploaded generation was built with another embedding model or dimension, chunker or
+    BM25 scheme than the server's (serving it would mix vector spaces or cut sections another way); the
+    message names both. Nothing is installed."""
 
     code = "index_upload_incompatible"
     status_code = 409
 
 
 class IndexUploadUnsupportedError(RequestRejected):
-    """The server's index lives on a Qdrant server: CI writes there directly (the `qdrant` target)."""
+    """`PUT /api/admin/index` on a server whose index is on a Qdrant server: ingest into that
+    Qdrant server instead (the CI action's `qdrant` target)."""
 
     code = "index_upload_unsupported"
     status_code = 409
 
 
 class PublishError(BookwiseError):
-    """`bookwise publish` could not reach the server, or the server refused the upload (``answer``:
-    the server's error body, when it sent one)."""
+    """`bookwise publish` could not deliver the generation (a network error, or the server refused
+    it: its code and message are printed; ``answer`` holds the server's error body when it sent one)."""
 
     code = "publish_failed"
 

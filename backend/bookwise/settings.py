@@ -1,6 +1,6 @@
 """The one settings object. Read once (env ``BOOKWISE_*``, then ``bookwise.toml``) and passed down.
 
-Every limit is a named, documented field; the README's settings table is checked against this class.
+Every limit is a named, documented field; the manual's settings page is generated from this class.
 """
 
 from __future__ import annotations
@@ -35,14 +35,19 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(
-        Path(".bookwise"), description="Where the embedded index, embedding cache and feedback live."
+        Path(".bookwise"),
+        description="Where the embedded index, the embedding cache and the feedback live.",
     )
     qdrant_url: str | None = Field(
-        None, description="Qdrant server URL. Unset: the embedded on-disk engine (Qdrant Edge) is used."
+        None,
+        description="Qdrant server URL. When unset, the embedded on-disk engine (Qdrant Edge) is used. "
+        "`:memory:` gives an in-process qdrant-client (tests).",
     )
     qdrant_api_key: SecretStr | None = Field(None, description="API key for the Qdrant server.")
     qdrant_collection: str = Field(
-        "bookwise", description="Alias readers query; each ingest writes a new collection behind it."
+        "bookwise",
+        description="The alias that readers query. Each ingest writes a new collection "
+        "`<alias>__<generation>` behind it.",
     )
     qdrant_timeout_s: float = Field(10.0, gt=0, description="Timeout of every Qdrant server call.")
     keep_generations: int = Field(
@@ -51,32 +56,47 @@ class Settings(BaseSettings):
 
     embedding_provider: EmbeddingProvider = Field(
         "local",
-        description="`local` (offline MiniLM), `openai` (any OpenAI-compatible API) or `hash` (tests).",
+        description="`local` (offline all-MiniLM-L6-v2), `openai` (any OpenAI-compatible API) or `hash` "
+        "(deterministic; tests only).",
     )
     embedding_model: str | None = Field(
-        None, description="Embedding model name; default depends on the provider."
+        None,
+        description="Embedding model name. Unset: the provider's, `all-MiniLM-L6-v2`, "
+        "`text-embedding-3-small` or `hash-384`.",
     )
     embedding_base_url: str | None = Field(
-        None, description="Base URL of the OpenAI-compatible embeddings API."
+        None,
+        description="Base URL of the OpenAI-compatible embeddings API (OpenAI, Ollama, vLLM).",
     )
     embedding_api_key: SecretStr | None = Field(None, description="API key of the embeddings API.")
     embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding call.")
     embedding_adapt: bool | None = Field(
         None,
-        description="Fine-tune the local model on the site's own headings and text when an index is "
-        "built from scratch (minutes on CPU; better ranking). Unset: on for the embedded index, off "
-        "with a Qdrant server (the adapted model would have to travel with the index).",
+        description="Adapt the local MiniLM to the site (a short fine-tune on its own headings and text) "
+        "when an index is built from scratch; the adapted model is saved under `<data "
+        "dir>/models/`. Unset: on for the embedded index, off with a Qdrant server, where the "
+        "model would have to travel with the index (persist `<data dir>/models` and ship it to "
+        "the API host to turn it on).",
     )
     embedding_adapt_max_pairs: int = Field(
-        3000, ge=8, description="Most (heading context, chunk) pairs the adaptation trains on."
+        3000,
+        ge=8,
+        description="The most (heading context, chunk) pairs the adaptation trains on; bounds its time on "
+        "large sites.",
     )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one embeddings API call.")
 
     chunk_max_tokens: int = Field(
-        450, ge=32, description="Largest chunk, in embedding-model tokens (capped by the model's input size)."
+        450,
+        ge=32,
+        description="Largest chunk in embedding-model tokens, capped by the model's input size (256 for "
+        "MiniLM).",
     )
     chunk_overlap_tokens: int = Field(
-        60, ge=0, description="Tokens repeated between consecutive chunks of one section."
+        60,
+        ge=0,
+        description="Tokens repeated between consecutive chunks of one section (at most a quarter of the "
+        "chunk).",
     )
     chunk_min_tokens: int = Field(
         40, ge=0, description="A trailing piece smaller than this is merged into the previous chunk."
@@ -85,27 +105,40 @@ class Settings(BaseSettings):
         2_000_000, ge=1, description="Source files larger than this are reported and skipped."
     )
     module_depth: int = Field(
-        1, ge=0, description="Folder depth whose category label is a doc's `module` (0 disables)."
+        1,
+        ge=0,
+        description="Folder depth whose category label is a doc's `module` (0 disables). Front matter "
+        "`module:` wins.",
     )
     chapter_depth: int = Field(
-        2, ge=0, description="Folder depth whose category label is a doc's `chapter` (0 disables)."
+        2,
+        ge=0,
+        description="Folder depth whose category label is a doc's `chapter` (0 disables). Front matter "
+        "`chapter:` wins.",
     )
 
     retrieval_top_k: int = Field(5, ge=1, description="Sections returned when a request does not say.")
     retrieval_max_top_k: int = Field(20, ge=1, description="Largest `top_k` a request may ask for.")
     retrieval_candidates: int = Field(
-        50, ge=1, description="Fused chunks considered before grouping them into sections."
+        50,
+        ge=1,
+        description="Fused chunks considered before they are grouped into sections.",
     )
     retrieval_prefetch: int = Field(
         100, ge=1, description="Candidates each channel (dense, BM25) hands to the fusion."
     )
     retrieval_rrf_k: int = Field(
-        10, ge=1, description="RRF rank constant: lower trusts each channel's top ranks more."
+        10,
+        ge=1,
+        description="RRF rank constant; lower trusts each channel's first ranks more (tuned, see "
+        "[Benchmarks](benchmarks.md#retrieval-quality)).",
     )
     retrieval_dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense channel.")
     retrieval_sparse_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 channel.")
     section_max_tokens: int = Field(
-        600, ge=16, description="Context budget of one returned section (small-to-big assembly)."
+        600,
+        ge=16,
+        description="Context budget of one returned section: matching chunks first, then their neighbours.",
     )
     sufficiency_threshold: float | None = Field(
         None,
@@ -120,24 +153,37 @@ class Settings(BaseSettings):
     retrieval_threads: int = Field(
         32,
         ge=1,
-        description="Searches in flight at once, in worker threads; their query embeddings are "
-        "computed together, so more in flight means larger, cheaper batches under load.",
+        description="Searches in flight at once, in worker threads. Their query embeddings are computed "
+        "together in one forward pass, so under load more in flight means larger, cheaper "
+        "batches (4 gave a 2.2 s p50 time to `sources` at 100 streams, 32 gave 0.8 s).",
     )
     rerank_provider: RerankProvider = Field(
-        "none", description="`none` (default) or `cross-encoder` (a sentence-transformers model)."
+        "none",
+        description="`none`, or `cross-encoder` to rescore the top sections with a sentence-transformers "
+        "cross-encoder.",
     )
-    rerank_model: str | None = Field(None, description="Reranker model: a local path or model name.")
+    rerank_model: str | None = Field(
+        None,
+        description="The cross-encoder: a local path or a model name the machine can load.",
+    )
     rerank_candidates: int = Field(20, ge=1, description="Top sections the reranker rescores.")
 
     retrieval_timeout_s: float = Field(
-        10.0, gt=0, description="Longest a request's retrieval (embedding + search) may take before a 503."
+        10.0,
+        gt=0,
+        description="Longest a request's retrieval (query embedding + search) may take; past it the API "
+        "answers 503 `retrieval_timeout`.",
     )
 
-    book_title: str = Field("this book", description="The book's name, as the assistant calls it.")
+    book_title: str = Field(
+        "this book",
+        description="The book's name, as the assistant calls it in its instructions.",
+    )
     llm_base_url: str | None = Field(
         None,
-        description="Base URL of an OpenAI-compatible chat API (OpenAI, Ollama, vLLM, llama.cpp). "
-        "Unset: answers are extractive (the book's own passages, quoted whole).",
+        description="Base URL of an OpenAI-compatible chat API (`https://api.openai.com/v1`, Ollama "
+        "`http://127.0.0.1:11434/v1`, vLLM, llama.cpp). Unset: answers are extractive (the "
+        "book's own passages, quoted whole).",
     )
     llm_api_key: SecretStr | None = Field(None, description="API key of the chat API.")
     llm_model: str = Field("gpt-4o-mini", description="Chat model name.")
@@ -145,8 +191,8 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(800, ge=16, description="Longest answer, in model tokens.")
     llm_max_tokens_param: Literal["max_tokens", "max_completion_tokens", "none"] = Field(
         "max_tokens",
-        description="How the length limit is sent: `max_tokens`, `max_completion_tokens` (OpenAI's reasoning "
-        "models accept only this one) or `none` (not sent).",
+        description="How the length limit is sent: `max_tokens`, `max_completion_tokens` (OpenAI's reasoning"
+        " models accept only this one; it counts reasoning tokens too) or `none` (not sent).",
     )
     llm_send_temperature: bool = Field(
         True, description="Send `temperature`; turn off for models that reject it (OpenAI o-series, GPT-5)."
@@ -154,48 +200,68 @@ class Settings(BaseSettings):
     llm_reasoning_timeout_s: float = Field(
         60.0,
         gt=0,
-        description="Longest a reasoning model may think (reasoning deltas, a `<think>` block) before its "
-        "first answer token; reasoning deltas count as signs of life for the other timeouts.",
+        description="Longest a reasoning model may think (reasoning deltas, or a `<think>` block) between "
+        "its first reasoning delta and its first answer token; past it the answer ends with "
+        "`llm_timeout`, not retried. Reasoning deltas count as signs of life for the first-token"
+        " and idle timeouts.",
     )
     llm_connect_timeout_s: float = Field(3.0, gt=0, description="Connecting to the chat API.")
     llm_first_token_timeout_s: float = Field(
         15.0, gt=0, description="Longest wait for the first token of an answer (per attempt)."
     )
     llm_idle_timeout_s: float = Field(
-        20.0, gt=0, description="Longest silence between two tokens before the answer is abandoned."
+        20.0,
+        gt=0,
+        description="Longest silence between two tokens; past it the answer ends with `llm_timeout`.",
     )
-    llm_total_timeout_s: float = Field(90.0, gt=0, description="Longest a whole answer may take.")
+    llm_total_timeout_s: float = Field(
+        90.0,
+        gt=0,
+        description="Longest a whole answer may take, retries included.",
+    )
     llm_max_retries: int = Field(
-        2, ge=0, description="Retries of a failed chat call, only before its first token."
+        2,
+        ge=0,
+        description="Retries of a failed chat call (connection error, 429, 5xx, timeout), only before its "
+        "first token.",
     )
     llm_retry_max_wait_s: float = Field(
         5.0, ge=0, description="Longest pause before a retry (a 429's `Retry-After` is honoured up to this)."
     )
     llm_rewrite_timeout_s: float = Field(
-        5.0, gt=0, description="Rewriting a follow-up into a standalone query; past it, the fallback is used."
+        5.0,
+        gt=0,
+        description="Rewriting a follow-up into a standalone query with the model; past it, the "
+        "deterministic rewrite is used.",
     )
 
     eval_judge_model: str | None = Field(
         None,
-        description="Model that judges answers in `bookwise eval --answers` (same chat API). "
-        "Unset: `BOOKWISE_LLM_MODEL`.",
+        description="The model that judges answers in `bookwise eval --answers` (whether every sentence is "
+        "supported by the source it cites), on the same chat API. Unset: `BOOKWISE_LLM_MODEL`.",
     )
 
     api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
     api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
     allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Sites whose pages may call the API (exact origins, comma-separated or a JSON "
-        "list). The API's own origin is allowed too (under `allowed_hosts`); requests without an "
-        "`Origin` header (curl, servers) are not browsers.",
+        description="Sites whose pages may call the API, as exact origins, comma-separated "
+        "(`https://docs.example.com,http://localhost:3000`) or a JSON list "
+        '(`["https://docs.example.com"]`). The API\'s own origin is allowed too, under the hosts '
+        "of `BOOKWISE_ALLOWED_HOSTS`. Requests without an `Origin` header (curl, servers) are "
+        "not from browsers and pass.",
     )
     trusted_proxies: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Proxy addresses or CIDR ranges whose `X-Forwarded-For` (client address) and "
-        "`X-Forwarded-Proto` (scheme) are believed (comma-separated or a JSON list), by uvicorn's "
-        "proxy-headers middleware. Empty: the socket peer is the client.",
+        description="Addresses or CIDR ranges of your reverse proxies (comma-separated or a JSON list). Only"
+        " from them are `X-Forwarded-For` (client address) and `X-Forwarded-Proto` (scheme) "
+        "believed; empty: the socket peer and scheme are the client's.",
     )
-    max_body_bytes: int = Field(65_536, ge=1024, description="Largest request body.")
+    max_body_bytes: int = Field(
+        65_536,
+        ge=1024,
+        description="Largest request body (checked on `Content-Length` and while reading).",
+    )
     max_question_chars: int = Field(2000, ge=1, description="Longest question.")
     max_selection_chars: int = Field(4000, ge=1, description="Longest selected text.")
     max_history_turns: int = Field(10, ge=0, description="Most earlier turns a request may carry.")
@@ -203,30 +269,44 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(
         30,
         ge=1,
-        description="Requests one client (IP) may make per minute to the POST endpoints, "
-        "`GET /api/suggestions` and `GET /api/insights` together.",
+        description="Requests one client (IP) may make per minute to the POST endpoints, `GET "
+        "/api/suggestions` and `GET /api/insights` together ([Rate "
+        "limits](operations.md#rate-limits-one-process-or-many)).",
     )
     max_streams_per_client: int = Field(3, ge=1, description="Answers one client (IP) may stream at once.")
-    max_streams: int = Field(256, ge=1, description="Answers the server streams at once; beyond, 503.")
+    max_streams: int = Field(
+        256,
+        ge=1,
+        description="Answers the server streams at once; beyond it, 503 `server_busy` at once (no queue).",
+    )
     sse_ping_s: int = Field(
-        15, ge=1, description="Keep-alive comment interval on answer streams, in seconds."
+        15,
+        ge=1,
+        description="Keep-alive comment interval on answer streams, in seconds (proxies drop idle "
+        "connections).",
     )
     sse_send_timeout_s: float = Field(
         30.0, gt=0, description="A stream whose client reads nothing for this long is closed."
     )
     mcp_contents_max_pages: int = Field(
-        200, ge=1, description="Most pages one MCP `contents` call lists (its `limit`'s default and cap)."
+        200,
+        ge=1,
+        description="Most pages one MCP `contents` call lists: the default and the cap of its `limit`; the "
+        "rest come with the `cursor` it returns "
+        "([paging](agents.md#the-table-of-contents-in-pages)).",
     )
     mcp_contents_max_bytes: int = Field(
         262_144,
         ge=16_384,
-        description="Largest MCP `contents` answer, in bytes of JSON: a page that would pass it waits "
-        "for the next call.",
+        description="Largest MCP `contents` answer, in bytes of JSON (at least 16384): a page that would "
+        "pass it is left for the next call, and a page whose headings alone pass it lists only "
+        "the headings that fit (`headings_truncated`).",
     )
     feedback_db: Path | None = Field(
         None,
-        description="SQLite file for readers' ratings and the question log (unless `insights_db_url`). "
-        "Unset: `feedback.sqlite3` in the data dir.",
+        description="SQLite file where readers' ratings and the question log are stored (unless "
+        "`BOOKWISE_INSIGHTS_DB_URL`). Unset: `feedback.sqlite3` in the data dir. An earlier "
+        "version's file is migrated in place.",
     )
     widget_path: Path | None = Field(
         None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
@@ -241,8 +321,10 @@ class Settings(BaseSettings):
     min_free_disk_mb: int = Field(
         200,
         ge=0,
-        description="Free space (MB) the data dir's disk must keep: an ingest stops with `disk_full` "
-        "before writing (and between batches) below it, the live index untouched. 0 disables the check.",
+        description="Free space the data dir's disk must keep. Below it an ingest stops with `disk_full` "
+        "before writing (checked again between batches, with the live generation's size added "
+        "before a new one), and a reader does not open a shard. The live index is untouched. `0`"
+        " turns the check off (a full disk can then kill Edge with `SIGBUS`).",
     )
 
     # HTTP layer hardening: uvicorn's limits, the request deadline it lacks, docs, feedback.
@@ -250,11 +332,14 @@ class Settings(BaseSettings):
         15.0,
         gt=0,
         description="From the moment the server waits for a request (a new connection, or the end of the "
-        "previous response), the whole request, headers and body, must arrive within this many seconds, "
-        "or the connection is closed. An answer that streams longer is not cut.",
+        "previous answer), the whole request, headers and body, must arrive within this time, or"
+        " the connection is closed. Longer answers are not cut. An index upload carrying "
+        "`BOOKWISE_ADMIN_TOKEN` is on this clock only while silent (every read re-arms it).",
     )
     http_keep_alive_s: int = Field(
-        5, ge=1, description="An idle keep-alive connection is closed after this many seconds."
+        5,
+        ge=1,
+        description="An idle keep-alive connection is closed after this many seconds (whole seconds).",
     )
     http_max_connections: int = Field(
         1000,
@@ -265,8 +350,8 @@ class Settings(BaseSettings):
     http_max_connections_per_client: int = Field(
         64,
         ge=1,
-        description="Open connections one client address may hold; beyond, a new one is closed at once. "
-        "Not applied to `trusted_proxies` (limit per client at the proxy).",
+        description="Open connections one client address may hold; beyond, a new one is closed at once. Not "
+        "applied to `BOOKWISE_TRUSTED_PROXIES` (limit per client at the proxy).",
     )
     http_max_header_bytes: int = Field(
         16_384, ge=1024, description="Largest request line plus headers; beyond, 400 `malformed_request`."
@@ -282,7 +367,8 @@ class Settings(BaseSettings):
         50_000_000,
         ge=65_536,
         description="Space the SQLite file of ratings and the question log may use; beyond, the oldest "
-        "rows are deleted first (not applied to PostgreSQL).",
+        "ratings and questions are deleted first (not applied to PostgreSQL: its space is the "
+        "retention's and its operator's).",
     )
     feedback_remembered_answers: int = Field(
         10_000,
@@ -302,17 +388,18 @@ class Settings(BaseSettings):
     # --- Behind a proxy: which Host names are the API's own ---
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Host names (no port; comma-separated or a JSON list; `*` for any) under which the "
-        "API's own origin is same-origin for the `Origin` check. Empty: loopback names only when the API "
-        "is reached on a loopback address, any name otherwise. Behind a proxy, list the site's public name.",
+        description="Host names (no port; comma-separated or a JSON list; `*` for any) under which the API's"
+        " own origin is same-origin for the `Origin` check. Empty: only `localhost`, "
+        "`127.0.0.1`, `[::1]` when the API is reached on a loopback address, any name otherwise."
+        " Behind a proxy, list the site's name ([why](operations.md#deploying-behind-nginx)).",
     )
 
     # Metrics: Prometheus text at /metrics, off unless enabled.
     metrics: bool = Field(
         False,
-        description="Serve Prometheus metrics at `/metrics`: on the API's port with `metrics_token`, or "
-        "only on a separate listener with `metrics_port`. Enabled with neither, `bookwise serve` refuses "
-        "to start (`config_error`).",
+        description="Serve Prometheus metrics at `/metrics` (see [Metrics](operations.md#metrics)): on the "
+        "API's port with `BOOKWISE_METRICS_TOKEN`, or only on `BOOKWISE_METRICS_PORT`. Enabled "
+        "with neither: `config_error` at start.",
     )
     metrics_token: SecretStr | None = Field(
         None,
@@ -341,10 +428,11 @@ class Settings(BaseSettings):
     # Rate limits shared across processes and replicas.
     redis_url: str | None = Field(
         None,
-        description="Redis counting the request rate (`rate_limit_per_minute`) for every process and replica "
-        "that uses it, e.g. `redis://127.0.0.1:6379/0` (`rediss://` for TLS, `unix:///path/redis.sock`). "
-        "Unset: each process counts on its own. While Redis is unreachable, each process counts on its own "
-        "again and logs `rate_limit_redis_down`.",
+        description="Redis counting the request rate for every process and replica that uses it "
+        "(`redis://host:6379/0`, `rediss://` for TLS, `unix:///path/redis.sock`). Unset: each "
+        "process counts on its own. While Redis is unreachable each process counts on its own "
+        "again and logs `rate_limit_redis_down`. See [Rate "
+        "limits](operations.md#rate-limits-one-process-or-many).",
     )
     redis_timeout_s: float = Field(
         0.5,
@@ -356,8 +444,8 @@ class Settings(BaseSettings):
         100_000,
         ge=1,
         description="Clients the in-memory rate limiter counts per minute; beyond, the one seen first is "
-        "forgotten first. Bounds its memory: two minutes of counts, about 200 bytes per client (40 MB at "
-        "the default).",
+        "forgotten first (counted afresh). Bounds its memory: two minutes of counts, about 200 "
+        "bytes per client (40 MB at the default).",
     )
 
     # several API processes
@@ -398,15 +486,17 @@ class Settings(BaseSettings):
         90,
         ge=1,
         description="While the question log is on, questions and ratings older than this many days are "
-        "deleted (at start, then hourly).",
+        "deleted, at start and then hourly (`bookwise insights --forget-before DATE` deletes at "
+        "once).",
     )
     reader_hash_key: SecretStr | None = Field(
         None,
         min_length=32,
         description="Secret (at least 32 characters) the question log's daily reader-hash salt is derived "
-        "from; never stored in the insights store. Set the same value on every replica sharing one "
-        "`insights_db_url`, so one reader counts once. Unset: a random key kept in the file "
-        "`reader-hash.key` of the data dir (owner-only), made on first use.",
+        "from, never stored in the insights store; set the same value on every replica sharing "
+        "one `BOOKWISE_INSIGHTS_DB_URL`. Unset: a random key in `reader-hash.key` in the data "
+        "dir, owner-only, made on first use ([what the hash "
+        "protects](insights.md#question-log-and-insights)).",
     )
     admin_token: SecretStr | None = Field(
         None,
@@ -427,23 +517,25 @@ class Settings(BaseSettings):
     page_context_max_tokens: int = Field(
         3000,
         ge=100,
-        description="Most tokens of the reader's page given to the model for a page action (summarize, "
-        'quiz) or a question about "this page": its sections in reading order until this budget.',
+        description="Most tokens of the reader's page given to the model for a page action "
+        '(`summarize_page`, `quiz_page`) or a question about "this page": its sections in '
+        "reading order until this budget.",
     )
     suggested_questions: int = Field(
         3,
         ge=0,
         le=3,
-        description="Suggested questions kept per page at ingest (each checked by retrieval), served "
-        "by `GET /api/suggestions`; 0 builds none.",
+        description="Suggested questions kept per page by `bookwise ingest` (each checked by retrieval), "
+        "served by `GET /api/suggestions`; `0` builds none.",
     )
     suggested_questions_max_searches: int = Field(
         5000,
         ge=0,
-        description="Most searches the suggested-questions step of `bookwise ingest` makes (one per "
-        "proposed question checked): it bounds the step on a big book. Pages are checked breadth first, "
-        "so each page's best proposal is checked before any page's second; pages left when the cap is "
-        "reached offer only their questions about the page itself.",
+        description="Most searches the suggested-questions step of `bookwise ingest` makes (one per proposed"
+        " question checked), so a big book's ingest ends in bounded time. Pages are checked "
+        "breadth first: each page's best proposal before any page's second. Pages left when the "
+        "cap is reached offer only their questions about the page itself "
+        "([scale](ingest.md#scale)).",
     )
 
     @field_validator(

@@ -4,6 +4,16 @@
 // only the site (its node_modules and build are kept out of the docs folder, which Bookwise reads).
 // Docs plugin + classic theme without preset-classic, so no Algolia packages: Bookwise is the search.
 
+// The docs plugin's options under `docs:`, as a preset takes them: `bookwise ingest` reads the
+// config statically and finds `path` and `routeBasePath` there, so it needs no flags for them.
+const site = {
+  docs: {
+    path: '../docs',
+    routeBasePath: '/',
+    sidebarPath: require.resolve('./sidebars.js'),
+  },
+};
+
 /** @type {import('@docusaurus/types').Config} */
 const config = {
   title: 'Bookwise documentation',
@@ -22,21 +32,17 @@ const config = {
     defaultLocale: 'en',
     locales: ['en'],
   },
-  // The widget's screenshots are served from where the tests write them (README.md uses them too).
-  staticDirectories: ['static'],
   plugins: [
     [
       '@docusaurus/plugin-content-docs',
       /** @type {import('@docusaurus/plugin-content-docs').Options} */
-      ({
-        path: '../docs',
-        routeBasePath: '/',
-        sidebarPath: require.resolve('./sidebars.js'),
-      }),
+      (site.docs),
     ],
     // The Bookwise plugin from this checkout; a site of its own would name the npm package:
     // ['docusaurus-plugin-bookwise', {apiUrl: 'https://ask.example.org'}].
-    require('path').resolve(__dirname, '../website-plugin'),
+    // BOOKWISE_API_URL: the Bookwise server's address when the pages are served from elsewhere (the
+    // deploy workflow sets it); unset, the widget asks the site's own origin (`bookwise serve --site`).
+    [require('path').resolve(__dirname, '../website-plugin'), {apiUrl: process.env.BOOKWISE_API_URL || ''}],
   ],
   themes: [
     [

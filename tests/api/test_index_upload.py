@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from adaptbook import ADAPT_PAGES
 from apiserver import build_book, chat, cli_env, hash_settings, running_api
 from bookwise.index.adapt import is_adapted, model_dir
 from bookwise.index.build import run_ingest
@@ -316,25 +317,6 @@ def test_holes_stay_holes_on_the_server(served: Served, ci: Settings, archive: b
     installed = served.index / "generations" / ci_generation(ci)
     apparent = sum(p.stat().st_size for p in installed.rglob("*") if p.is_file())
     assert used_bytes(installed) < 16 * 1024 * 1024 < apparent
-
-
-ADAPT_PAGES = {
-    f"docs/topic-{n}.md": f"# Topic {n}\n\n## {title}\n\n{body}\n"
-    for n, (title, body) in enumerate(
-        [
-            ("Installing", "Run npm install to add the package to a project."),
-            ("Reducers", "A reducer computes the next state from the state and an action."),
-            ("Actions", "An action is a plain object with a type field."),
-            ("Store", "The store holds the state tree and lets you dispatch actions."),
-            ("Selectors", "Selectors read and derive values from the state."),
-            ("Middleware", "Middleware wraps dispatch, for logging or async work."),
-            ("Testing", "Test reducers as pure functions with plain inputs."),
-            ("Thunks", "A thunk is a function dispatched to run async logic."),
-            ("Immutability", "Never mutate state: return new objects instead."),
-            ("Devtools", "The devtools extension shows each action and state."),
-        ]
-    )
-}
 
 
 @pytest.mark.model

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from adaptbook import ADAPT_PAGES
 from bookwise.errors import ConfigError
 from bookwise.index.adapt import AdaptParams, adapted_name, is_adapted, model_dir, training_pairs
 from bookwise.index.build import run_ingest
@@ -41,31 +42,12 @@ def test_the_model_name_follows_the_pairs_and_parameters(tmp_path: Path) -> None
     assert model_dir(tmp_path, name) == tmp_path / "models" / name.split("@")[1]
 
 
-PAGES = {
-    f"docs/topic-{n}.md": f"# Topic {n}\n\n## {title}\n\n{body}\n"
-    for n, (title, body) in enumerate(
-        [
-            ("Installing", "Run npm install to add the package to a project."),
-            ("Reducers", "A reducer computes the next state from the state and an action."),
-            ("Actions", "An action is a plain object with a type field."),
-            ("Store", "The store holds the state tree and lets you dispatch actions."),
-            ("Selectors", "Selectors read and derive values from the state."),
-            ("Middleware", "Middleware wraps dispatch, for logging or async work."),
-            ("Testing", "Test reducers as pure functions with plain inputs."),
-            ("Thunks", "A thunk is a function dispatched to run async logic."),
-            ("Immutability", "Never mutate state: return new objects instead."),
-            ("Devtools", "The devtools extension shows each action and state."),
-        ]
-    )
-}
-
-
 @pytest.mark.model
 def test_a_new_local_index_is_built_with_a_site_adapted_model(
     settings: Settings, make_site: SiteFactory
 ) -> None:
     local = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt_max_pairs": 16})
-    site = read_site_config(make_site(PAGES))
+    site = read_site_config(make_site(ADAPT_PAGES))
     first = run_ingest(local, site)
     assert first.adapt_s is not None and is_adapted(first.embed_model)
     assert (model_dir(local.data_dir, first.embed_model) / "config.json").is_file()
@@ -86,13 +68,13 @@ def test_a_new_local_index_is_built_with_a_site_adapted_model(
 
 
 def test_only_the_local_model_is_adapted(settings: Settings, make_site: SiteFactory) -> None:
-    report = run_ingest(settings, read_site_config(make_site(PAGES)))
+    report = run_ingest(settings, read_site_config(make_site(ADAPT_PAGES)))
     assert report.adapt_s is None and report.embed_model == "hash-384"
 
 
 @pytest.mark.model
 def test_adaptation_can_be_turned_off(settings: Settings, make_site: SiteFactory) -> None:
     local = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt": False})
-    report = run_ingest(local, read_site_config(make_site(PAGES)))
+    report = run_ingest(local, read_site_config(make_site(ADAPT_PAGES)))
     assert report.adapt_s is None and report.embed_model == "all-MiniLM-L6-v2"
     assert not (local.data_dir / "models").exists()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,13 +36,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES_PER_FOLDER = 50
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "backend")]
+
+from apiserver import wait_until_serving  # noqa: E402
+from nginx import free_port  # noqa: E402
+
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def generate_site(root: Path, pages: int) -> None:
@@ -205,16 +203,7 @@ def main() -> int:
         serve = [sys.executable, "-m", "bookwise.cli", "serve", "--port", str(port)]
         server = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("bookwise serve did not start")
-                time.sleep(0.2)
+            wait_until_serving(url, server, within_s=120)
 
             with HealthProbe(url) as probe:
                 time.sleep(3)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tarfile
@@ -31,6 +30,7 @@ import bookwise
 from apiserver import parse_sse, wait_until_serving
 from browser import page_without_errors, part, visit
 from docusite import read_built_pages, unresolved
+from nginx import free_port
 
 pytestmark = pytest.mark.docusaurus
 
@@ -73,12 +73,6 @@ class OwnerSite:
     api: str
     site_url: str
     ingest: dict[str, Any]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def owner_env(**extra: str) -> dict[str, str]:

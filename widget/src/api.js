@@ -1,12 +1,43 @@
 import { createSseParser } from './sse.js';
 
 /**
+ * What the widget sends to the API and reads back from it (the server's side is
+ * backend/bookwise/api/schemas.py and the answer's events); fields the widget does not use are left out.
+ *
+ * @typedef {import('./page.js').PageContext} PageContext
+ * @typedef {import('./conversation.js').Scope} Scope
+ * @typedef {import('./conversation.js').Action} Action
+ * @typedef {import('./sources.js').Source} Source
+ * @typedef {import('./sources.js').Quote} Quote
+ * @typedef {{ role: 'user' | 'assistant', content: string, action?: Action }} HistoryTurn
+ * @typedef {object} ChatBody  POST /api/chat's body: only fields with a value (the API refuses unknown ones).
+ * @property {string} question
+ * @property {'normal' | 'selected_text'} mode
+ * @property {PageContext} page
+ * @property {string} [selected_text]
+ * @property {Scope} [scope]
+ * @property {Action} [action]
+ * @property {HistoryTurn[]} [history]
+ * @typedef {object} Meta  The `meta` event.
+ * @property {string} [request_id]
+ * @property {string} [answer_mode]  "not_covered" when retrieval found the book silent.
+ * @property {string} [index_version]
+ * @typedef {object} Done  The `done` event.
+ * @property {string} answer_kind
+ * @property {Quote[]} [quotes]
+ * @property {{ scope: Scope, label: string } | null} [widen]  A wider scope to ask again in.
+ * @typedef {{ message?: string, retryable?: boolean }} ErrorBody  The `error` event, or a refusal's `error`.
+ * @typedef {['meta', Meta] | ['sources', { sources: Source[] }] | ['token', { text: string }]
+ *   | ['done', Done] | ['error', ErrorBody]} AnswerEvent  An event of the answer's stream, as [name, data].
+ */
+
+/**
  * Why there is no answer: the API's JSON error (a refused request, or an `error` event), with the
  * `Retry-After` of a refused request.
  */
 export class ApiError extends Error {
   /**
-   * @param {{ message?: string, retryable?: boolean }} error
+   * @param {ErrorBody} error
    * @param {number} [retryAfterS]
    */
   constructor(error, retryAfterS = 0) {
@@ -46,8 +77,8 @@ export function unreachable(apiUrl, pageOrigin) {
  * the stream's error when it breaks off, and with an AbortError when `signal` aborts.
  *
  * @param {string} apiUrl
- * @param {object} body  A ChatBody (see backend/bookwise/api/schemas.py).
- * @param {{ signal: AbortSignal, onEvent: (name: string, data: any) => void }} options
+ * @param {ChatBody} body
+ * @param {{ signal: AbortSignal, onEvent: (event: AnswerEvent) => void }} options
  */
 export async function streamChat(apiUrl, body, { signal, onEvent }) {
   let response;
@@ -59,7 +90,10 @@ export async function streamChat(apiUrl, body, { signal, onEvent }) {
   }
   if (!response.ok) throw await refusal(response);
   if (!response.body) throw new ApiError({ message: 'The answer service sent no stream.' });
-  const parser = createSseParser(({ event, data }) => onEvent(event, JSON.parse(data)));
+  // The server's events, as its schema has them (one the widget does not know is passed on, and ignored).
+  const parser = createSseParser(({ event, data }) =>
+    onEvent(/** @type {AnswerEvent} */ ([event, JSON.parse(data)])),
+  );
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   for (;;) {
     const { done, value } = await reader.read();
@@ -89,7 +123,7 @@ export async function sendFeedback(apiUrl, feedback) {
 
 /**
  * @param {string} url
- * @param {object} body
+ * @param {ChatBody | Feedback} body
  * @param {AbortSignal} [signal]
  */
 function postJson(url, body, signal) {

@@ -5,15 +5,20 @@ import { Turn } from './turn.js';
 
 /**
  * @typedef {import('./page.js').Selection} Selection
+ * @typedef {import('./page.js').PageContext} PageContext
+ * @typedef {import('./api.js').ChatBody} ChatBody
+ * @typedef {import('./api.js').HistoryTurn} HistoryTurn
+ * @typedef {import('./turn.js').SavedTurn} SavedTurn
+ * @typedef {import('./limits.js').Limits} Limits
  * @typedef {'idle' | 'streaming' | 'done' | 'error'} State
  * @typedef {'selection' | 'section' | 'book'} Scope
  * @typedef {'ask' | 'explain' | 'example' | 'quiz' | 'summarize_page' | 'quiz_page'} Action
- * @typedef {{ selection?: Selection, scope?: Scope, action?: Action, page?: Record<string, string> }} AskOptions
- * @typedef {{ action: Action, selection?: Selection, page: Record<string, string> }} Quiz
+ * @typedef {{ selection?: Selection, scope?: Scope, action?: Action, page?: PageContext }} AskOptions
+ * @typedef {{ action: Action, selection?: Selection, page: PageContext }} Quiz
  * @typedef {object} ConversationHooks
  * @property {(turn: Turn) => void} add  A new turn is to be shown.
  * @property {(state: State) => void} state
- * @property {(meta: Record<string, any>) => void} meta
+ * @property {(meta: import('./api.js').Meta) => void} meta
  * @property {() => void} update
  * @property {(quiz: Quiz | null) => void} quiz  A quiz began (the next reply answers it) or ended.
  * @property {(text: string) => void} announce  Say something to screen readers.
@@ -40,7 +45,7 @@ export class Conversation {
   #current = null;
   #apiUrl;
   #hooks;
-  /** @type {Promise<import('./limits.js').Limits>} */
+  /** @type {Promise<Limits>} */
   #limits;
   /** @type {Quiz | null} */
   #quiz = null;
@@ -49,7 +54,7 @@ export class Conversation {
   /**
    * @param {string} apiUrl
    * @param {ConversationHooks} hooks
-   * @param {Promise<import('./limits.js').Limits>} [limits]  The API's, once known.
+   * @param {Promise<Limits>} [limits]  The API's, once known.
    * @param {string} [contentSelector]  The page's content, whose section in view is sent.
    */
   constructor(apiUrl, hooks, limits = Promise.resolve(DEFAULT_LIMITS), contentSelector = '') {
@@ -80,7 +85,8 @@ export class Conversation {
     const request = this.#request(text, selection, scope, limits);
     if (action && action !== 'ask') request.action = action;
     if (action === 'summarize_page') delete request.page.heading_id; // the whole page
-    if (quiz || page) request.page = quiz?.page ?? page;
+    const asked = quiz ? quiz.page : page;
+    if (asked) request.page = asked;
     const turn = this.#turn(request, selection, text || label);
     this.#turns.push(turn);
     this.#hooks.add(turn);
@@ -91,7 +97,7 @@ export class Conversation {
   }
 
   /**
-   * @param {Record<string, any>} request
+   * @param {ChatBody} request
    * @param {Selection | undefined} selection
    * @param {string} shown  The question as the conversation shows it.
    */
@@ -144,7 +150,7 @@ export class Conversation {
    * are replayed from their recorded events, not asked again.
    */
   restore() {
-    /** @type {{ turns?: any[], quiz?: Quiz | null } | null} */
+    /** @type {{ turns?: SavedTurn[], quiz?: Quiz | null } | null} */
     let saved = null;
     try {
       saved = JSON.parse(sessionStorage.getItem(STORE_KEY) || 'null');
@@ -199,12 +205,12 @@ export class Conversation {
    *
    * @param {string} question
    * @param {Selection | undefined} selection
-   * @param {string | undefined} scope
-   * @param {import('./limits.js').Limits} limits
+   * @param {Scope | undefined} scope
+   * @param {Limits} limits
    */
   #request(question, selection, scope, limits) {
-    /** @type {Record<string, any>} */
     const page = pageContext(selection, this.#contentSelector);
+    /** @type {ChatBody} */
     const body = { question, mode: selection ? 'selected_text' : 'normal', page };
     if (selection) body.selected_text = selection.text.slice(0, limits.max_selection_chars);
     if (scope) body.scope = scope;
@@ -216,9 +222,10 @@ export class Conversation {
   /**
    * The last answered exchanges, as the API's `history`, within its limits.
    *
-   * @param {import('./limits.js').Limits} limits
+   * @param {Limits} limits
    */
   #history(limits) {
+    /** @type {HistoryTurn[]} */
     const turns = this.#turns
       .filter((turn) => turn.status === 'done' && turn.markdown)
       // Each turn says which action produced it: a quiz's answer follows the quiz's question.

@@ -29,6 +29,7 @@ import { versionMismatch } from './version.js';
  * @property {(question: string, options?: AskOptions) => Promise<string>} ask  Resolves with how
  *   the answer ended: done, error, stopped (or empty: nothing was asked).
  * @property {() => void} destroy
+ * @typedef {Widget & { version: string }} BookwiseApi  `window.Bookwise`, there before the widget mounts.
  */
 
 const HOST_ID = 'bookwise-widget';
@@ -200,8 +201,7 @@ function sessionValue(key) {
 
 /** Mount once per page, however many times the script runs (a second tag, a client-side route). */
 function install() {
-  const global = /** @type {any} */ (window);
-  if (global.Bookwise) return;
+  if (window.Bookwise) return;
   // Read now: document.currentScript is only set while this script first runs.
   const config = readConfig(ownScript());
   /** @type {Widget | undefined} */
@@ -212,18 +212,17 @@ function install() {
   if (document.body) start();
   else document.addEventListener('DOMContentLoaded', start, { once: true });
 
-  global.Bookwise = {
+  window.Bookwise = {
     version: VERSION,
     open: () => widget?.open(),
     close: () => widget?.close(),
-    /** @type {Widget['ask']} */
     ask: (question, options) =>
       widget ? widget.ask(question, options) : Promise.reject(new Error('Bookwise is not mounted yet.')),
     destroy() {
       document.removeEventListener('DOMContentLoaded', start);
       widget?.destroy();
       widget = undefined;
-      delete global.Bookwise;
+      delete window.Bookwise;
     },
   };
 }

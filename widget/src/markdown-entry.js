@@ -1,4 +1,4 @@
 /** The renderer's own script (see render.js): hands renderMarkdown to the widget that loaded it. */
 import { renderMarkdown } from './markdown.js';
 
-/** @type {any} */ (window).__bookwiseMarkdown?.(renderMarkdown);
+window.__bookwiseMarkdown?.(renderMarkdown);

@@ -25,7 +25,7 @@ const waiting = new Map();
  */
 export function loadRenderer(url) {
   loading ??= new Promise((resolve, reject) => {
-    /** @type {any} */ (window)[READY] = (/** @type {Render} */ loaded) => {
+    window[READY] = (loaded) => {
       render = loaded;
       resolve(undefined);
     };

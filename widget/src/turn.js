@@ -10,12 +10,20 @@ import { closestSections, quotesBlock, sourcesList } from './sources.js';
  * @typedef {import('./conversation.js').Scope} Scope
  * @typedef {import('./sources.js').Source} Source
  * @typedef {import('./sources.js').Quote} Quote
+ * @typedef {import('./api.js').AnswerEvent} AnswerEvent
+ * @typedef {import('./api.js').ChatBody} ChatBody
+ * @typedef {import('./api.js').Done} Done
+ * @typedef {import('./api.js').Meta} Meta
  * @typedef {'streaming' | 'done' | 'error' | 'stopped'} Status
- * @typedef {{ answer_kind: string, quotes?: Quote[], widen?: { scope: Scope, label: string } | null }} Done
+ * @typedef {object} SavedTurn  A finished turn as sessionStorage keeps it.
+ * @property {ChatBody} request
+ * @property {Selection | undefined} selection
+ * @property {string} shown
+ * @property {AnswerEvent[]} events  Its tokens as one.
  * @typedef {object} TurnHooks
  * @property {(turn: Turn) => void} retry
  * @property {(turn: Turn, scope: Scope) => void} widen
- * @property {(meta: Record<string, any>) => void} meta
+ * @property {(meta: Meta) => void} meta
  * @property {() => void} update  The turn's DOM changed.
  * @property {(text: string) => void} announce  Say something to screen readers.
  */
@@ -36,15 +44,13 @@ export class Turn {
   markdown = '';
   /** @type {Source[]} */
   #sources = [];
-  /** @type {Record<string, any>} */
+  /** @type {Meta} */
   #meta = {};
-  /** The `done` event's answer_kind, once it came. */
-  #kind = '';
   /** @type {Quote[]} The `done` event's quotes. */
   #quotes = [];
   #frame = 0;
   #controller = new AbortController();
-  /** @type {[string, any][]} The events received, replayed when the conversation is restored. */
+  /** @type {AnswerEvent[]} The events received, replayed when the conversation is restored. */
   #events = [];
   #answer = h('div', { class: 'bw-md', 'data-bw': 'answer' });
   #reply = h('div', { class: 'bw-reply' });
@@ -53,7 +59,7 @@ export class Turn {
 
   /**
    * @param {string} apiUrl
-   * @param {Record<string, any>} request  The ChatBody sent.
+   * @param {ChatBody} request  What was sent.
    * @param {Selection | undefined} selection  What the question is about, if anything.
    * @param {string} shown  The question as the conversation shows it (an action's label).
    * @param {TurnHooks} hooks
@@ -80,7 +86,7 @@ export class Turn {
     try {
       await streamChat(this.#apiUrl, this.request, {
         signal,
-        onEvent: (name, data) => this.#receive(name, data),
+        onEvent: (event) => this.#receive(event),
       });
       if (this.status === 'streaming') this.#fail(new ApiError({ message: 'The answer was cut off.' }));
     } catch (error) {
@@ -102,13 +108,13 @@ export class Turn {
   /**
    * Show an answer from its recorded events, without asking again.
    *
-   * @param {[string, any][]} events
+   * @param {AnswerEvent[]} events
    */
   replay(events) {
     const { announce } = this.#hooks;
     this.#hooks.announce = () => {}; // a restored answer is not news
     this.#start();
-    for (const [name, data] of events) this.#receive(name, data);
+    for (const event of events) this.#receive(event);
     if (this.status === 'streaming') this.#end('stopped');
     this.#hooks.announce = announce;
   }
@@ -124,11 +130,14 @@ export class Turn {
     return [...quotedIn(this.markdown, n), ...extra];
   }
 
-  /** The turn as sessionStorage keeps it (a finished answer only), its tokens as one. */
+  /**
+   * The turn as sessionStorage keeps it (a finished answer only).
+   *
+   * @returns {SavedTurn | null}
+   */
   saved() {
     if (this.status !== 'done') return null;
-    const events = this.#events.filter(([name]) => name !== 'token');
-    events.splice(-1, 0, ['token', { text: this.markdown }]);
+    const events = keptEvents(this.#events, this.markdown);
     return { request: this.request, selection: this.selection, shown: this.shown, events };
   }
 
@@ -139,7 +148,6 @@ export class Turn {
     this.#meta = {};
     this.#controller = new AbortController();
     this.#events = [];
-    this.#kind = '';
     this.#quotes = [];
     this.element.removeAttribute('data-kind');
     this.#answer.replaceChildren();
@@ -148,12 +156,10 @@ export class Turn {
     this.#hooks.update();
   }
 
-  /**
-   * @param {string} name
-   * @param {any} data
-   */
-  #receive(name, data) {
-    this.#events.push([name, data]);
+  /** @param {AnswerEvent} event */
+  #receive(event) {
+    this.#events.push(event);
+    const [name, data] = event;
     if (name === 'meta') {
       this.#meta = data;
       this.#hooks.meta(data);
@@ -196,7 +202,7 @@ export class Turn {
 
   /** @param {Done} done */
   #finish({ answer_kind, quotes = [], widen }) {
-    this.#kind = this.element.dataset.kind = answer_kind;
+    this.element.dataset.kind = answer_kind;
     this.#quotes = quotes;
     const widenButton =
       widen &&
@@ -256,7 +262,8 @@ export class Turn {
   }
 
   #feedback() {
-    if (!this.#meta.request_id) return null;
+    const requestId = this.#meta.request_id;
+    if (!requestId) return null;
     const up = thumbButton('up', 'Yes, helpful', 'Yes');
     const down = thumbButton('down', 'No, not helpful', 'No');
     const status = h('span', { class: 'bw-thanks', role: 'status' });
@@ -282,7 +289,7 @@ export class Turn {
     const send = async (pressed, reason) => {
       buttons.forEach((button) => (button.disabled = true));
       try {
-        await this.#vote(reason ? 'down' : 'up', reason);
+        await this.#vote(requestId, reason ? 'down' : 'up', reason);
         pressed.setAttribute('aria-pressed', 'true');
         status.textContent = 'Thanks!';
       } catch {
@@ -309,12 +316,13 @@ export class Turn {
   }
 
   /**
+   * @param {string} requestId  The answer's, from its `meta` event.
    * @param {'up' | 'down'} rating
    * @param {string} [reason]
    */
-  #vote(rating, reason) {
+  #vote(requestId, rating, reason) {
     return sendFeedback(this.#apiUrl, {
-      request_id: this.#meta.request_id,
+      request_id: requestId,
       rating,
       ...(reason && { reason }),
       question: this.shown,
@@ -322,6 +330,19 @@ export class Turn {
       sources: this.#sources.map(({ n, url, title, heading }) => ({ n, url, title, heading })),
     });
   }
+}
+
+/**
+ * A finished answer's events as kept for a reload: its tokens as one, before its last event (`done`).
+ *
+ * @param {AnswerEvent[]} events
+ * @param {string} markdown  The answer's text: its tokens joined.
+ * @returns {AnswerEvent[]}
+ */
+export function keptEvents(events, markdown) {
+  const kept = events.filter(([name]) => name !== 'token');
+  kept.splice(-1, 0, ['token', { text: markdown }]);
+  return kept;
 }
 
 /**

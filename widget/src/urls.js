@@ -36,9 +36,7 @@ export function sameSiteUrl(href) {
  */
 export function navigate(href, onLand = () => {}) {
   const url = new URL(href);
-  // Selected-text sources carry a text fragment (`#anchor:~:text=…`), which is not part of the id.
-  const hash = url.hash.split(':~:')[0].replace(/^#$/, '');
-  const anchor = decodeHash(hash);
+  const { hash, anchor } = landing(url);
   const samePage = url.pathname === location.pathname && url.search === location.search;
   if (samePage) {
     history.replaceState({ ...history.state, [SCROLL_KEY]: window.scrollY }, '');
@@ -68,13 +66,21 @@ export function returnOnBack() {
   return () => window.removeEventListener('popstate', restore);
 }
 
-/** @param {string} hash */
-function decodeHash(hash) {
+/**
+ * Where a link lands: its hash without a text fragment (selected-text sources carry
+ * `#anchor:~:text=…`, which is not part of the id), and the id it names, decoded ("" for none).
+ *
+ * @param {URL} url
+ */
+export function landing(url) {
+  const hash = url.hash.split(':~:')[0].replace(/^#$/, '');
+  let anchor = hash.slice(1);
   try {
-    return decodeURIComponent(hash.slice(1));
+    anchor = decodeURIComponent(anchor);
   } catch {
-    return hash.slice(1);
+    // Not percent-encoded text (`#100%`): the id is as written.
   }
+  return { hash, anchor };
 }
 
 /**

@@ -68,9 +68,7 @@ function widgetAttributes(options, baseUrl) {
     'data-bookwise': true,
     'data-title': options.title,
     'data-selection': String(options.selection),
-    'data-content-selector': options.contentSelector,
     'data-show-version': String(options.showIndexVersion),
-    'data-max-selection': String(options.maxSelectionChars),
     'data-base-url': baseUrl,
     // The widget compares it with the server's version (GET /api/config) and says when they clash.
     'data-plugin-version': VERSION,
@@ -85,6 +83,8 @@ function widgetAttributes(options, baseUrl) {
   if (options.launcherLabel) attributes['data-launcher-label'] = options.launcherLabel;
   if (options.navbarItem) attributes['data-navbar'] = 'true';
   if (options.paths.length) attributes['data-paths'] = options.paths.join(',');
+  if (options.contentSelector) attributes['data-content-selector'] = options.contentSelector;
+  if (options.maxSelectionChars) attributes['data-max-selection'] = String(options.maxSelectionChars);
   return attributes;
 }
 

@@ -10,9 +10,11 @@
  * @property {string} title  Panel title and launcher label.
  * @property {boolean} selection  Offer "Ask about this" on selected text.
  * @property {string[]} paths  Path prefixes (after baseUrl) where the widget shows; [] = every page.
- * @property {string} contentSelector  CSS selector of the doc content (where selections count).
+ * @property {string} contentSelector  CSS selector of the doc content (where selections count); "" = the
+ *   widget's own, which covers docs, blog posts and pages.
  * @property {boolean} showIndexVersion  Show the index version in the panel footer.
- * @property {number} maxSelectionChars  Longest selection sent (the API refuses longer ones).
+ * @property {number|null} maxSelectionChars  A lower cap on the selection sent than the server's
+ *   (BOOKWISE_MAX_SELECTION_CHARS, which the widget reads from the server); null = the server's.
  * @property {string|false} manifest  File name of the build manifest in the output folder; false = none.
  * @property {boolean} enabled  false leaves pages untouched (e.g. for local previews).
  * @property {boolean} pageActions  "Copy page as Markdown" / "Open in ChatGPT" / "Open in Claude" under each
@@ -34,9 +36,9 @@ const DEFAULT_OPTIONS = Object.freeze({
   title: 'Ask the book',
   selection: true,
   paths: [],
-  contentSelector: '.theme-doc-markdown',
+  contentSelector: '',
   showIndexVersion: false,
-  maxSelectionChars: 4000,
+  maxSelectionChars: null,
   manifest: 'bookwise-manifest.json',
   enabled: true,
   pageActions: false,
@@ -61,9 +63,9 @@ const CHECKS = {
   title: (value) => typeof value === 'string' && value.trim() !== '' && value.length <= 80,
   selection: (value) => typeof value === 'boolean',
   paths: (value) => Array.isArray(value) && value.every((p) => typeof p === 'string' && p.startsWith('/')),
-  contentSelector: (value) => typeof value === 'string' && value.trim() !== '',
+  contentSelector: (value) => typeof value === 'string' && (value === '' || value.trim() !== ''),
   showIndexVersion: (value) => typeof value === 'boolean',
-  maxSelectionChars: (value) => Number.isInteger(value) && value > 0,
+  maxSelectionChars: (value) => value === null || (Number.isInteger(value) && value > 0),
   manifest: (value) => value === false || (typeof value === 'string' && /^[\w.-]+\.json$/.test(value)),
   enabled: (value) => typeof value === 'boolean',
   pageActions: (value) => typeof value === 'boolean',
@@ -85,9 +87,9 @@ const EXPECTED = {
   title: 'a non-empty string of at most 80 characters',
   selection: 'true or false',
   paths: 'an array of path prefixes starting with "/"',
-  contentSelector: 'a CSS selector',
+  contentSelector: 'a CSS selector, or "" for the widget\'s own',
   showIndexVersion: 'true or false',
-  maxSelectionChars: 'a positive integer',
+  maxSelectionChars: 'a positive integer, or null for the server\'s limit',
   manifest: 'a file name ending in .json, or false',
   enabled: 'true or false',
   pageActions: 'true or false',

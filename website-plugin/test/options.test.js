@@ -127,3 +127,37 @@ test('owner options are checked, naming each bad one', () => {
   }
   assert.throws(() => normalizeOptions({exampleQuestions: ['']}), /exampleQuestions/);
 });
+
+/**
+ * The widget's configuration as it reads the plugin's script tag (widget/src/config.js): data-foo-bar
+ * attributes become dataset.fooBar.
+ */
+async function widgetConfigOf(owned) {
+  const {readConfig} = await import('../../widget/src/config.js');
+  const options = normalizeOptions({apiUrl: 'https://ask.example.org', ...owned});
+  const instance = plugin({i18n: {currentLocale: 'en'}, siteDir: '/site'}, options);
+  const [script] = instance.injectHtmlTags().postBodyTags;
+  const dataset = {};
+  for (const [name, value] of Object.entries(script.attributes)) {
+    if (name.startsWith('data-')) dataset[name.slice(5).replace(/-(\w)/g, (_, c) => c.toUpperCase())] = value;
+  }
+  return readConfig({dataset});
+}
+
+test("the widget's content selector unless the owner sets one: the plugin's narrower one won regression", async () => {
+  const {DEFAULT_CONTENT_SELECTOR} = await import('../../widget/src/config.js');
+  assert.equal(normalizeOptions({}).contentSelector, '');
+  assert.equal((await widgetConfigOf({})).contentSelector, DEFAULT_CONTENT_SELECTOR);
+  const owned = await widgetConfigOf({contentSelector: '.my-book'});
+  assert.equal(owned.contentSelector, '.my-book');
+  assert.throws(() => normalizeOptions({contentSelector: '  '}), /"contentSelector" must be a CSS selector/);
+});
+
+test("the server's selection limit unless the owner caps it: it was cut at the plugin's 4,000 regression", async () => {
+  assert.equal(normalizeOptions({}).maxSelectionChars, null);
+  const plain = await widgetConfigOf({});
+  assert.equal(plain.maxSelection, 0); // no cap of its own: the server's limit (GET /api/config) applies
+  const capped = await widgetConfigOf({maxSelectionChars: 1500});
+  assert.equal(capped.maxSelection, 1500);
+  assert.throws(() => normalizeOptions({maxSelectionChars: 0}), /"maxSelectionChars" must be a positive/);
+});

@@ -8,7 +8,8 @@
  * @property {string} baseUrl  The site's Docusaurus baseUrl ("/" or "/book/"): `paths` are after it.
  * @property {string[]} paths  Path prefixes (after baseUrl) where the widget shows; empty: everywhere.
  * @property {boolean} showVersion  Show the index version in the panel footer.
- * @property {number} maxSelection  Longest selection sent, in characters.
+ * @property {number} maxSelection  The owner's cap on a selection, in characters (0: none, the server's
+ *   limit applies; see selectionCap).
  * @property {string[]} examples  The owner's example questions (they replace the generated ones).
  * @property {string} disclaimer  A line under the panel, instead of the default one.
  * @property {string} accent  A CSS colour for the launcher and buttons ("" keeps the site's).
@@ -19,8 +20,7 @@
  * @property {string} pluginVersion  The Docusaurus plugin's version ("": not loaded by the plugin).
  */
 
-const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
-const DEFAULT_MAX_SELECTION = 4000;
+export const DEFAULT_CONTENT_SELECTOR = '.theme-doc-markdown, article .markdown, main article';
 
 /** The script tag that loaded the widget, or null when it cannot be told. */
 export function ownScript() {
@@ -50,7 +50,7 @@ export function readConfig(script) {
       .map((path) => path.trim())
       .filter(Boolean),
     showVersion: data.showVersion === 'true',
-    maxSelection: maxSelection > 0 ? maxSelection : DEFAULT_MAX_SELECTION,
+    maxSelection: maxSelection > 0 ? maxSelection : 0,
     examples: jsonStrings(data.examples),
     disclaimer: data.disclaimer || '',
     accent: data.accent || '',

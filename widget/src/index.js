@@ -9,7 +9,7 @@ import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
 import { decoratePage, dock, highlightLanding, styleHostPage } from './host.js';
-import { fetchServerConfig } from './limits.js';
+import { DEFAULT_LIMITS, fetchServerConfig, selectionCap } from './limits.js';
 import { watchRoute, watchSelection } from './page.js';
 import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
@@ -50,6 +50,12 @@ function mount(config) {
   applyStyles(root);
   const served = fetchServerConfig(config.apiUrl); // before the first question needs its limits
   const limits = served.then((reply) => reply.limits);
+  // What a selection may be: the server's limit (its defaults until it has told), or the owner's lower one.
+  const selecting = {
+    contentSelector: config.contentSelector,
+    maxSelection: selectionCap(config.maxSelection, DEFAULT_LIMITS),
+  };
+  limits.then((known) => (selecting.maxSelection = selectionCap(config.maxSelection, known)));
   const conversation = new Conversation(
     config.apiUrl,
     {
@@ -145,7 +151,7 @@ function mount(config) {
     followTheme(host),
     watchRoute(showWhereAllowed),
     config.selection
-      ? watchSelection(config, (selection) => popover.offer(host.hidden ? null : selection))
+      ? watchSelection(selecting, (selection) => popover.offer(host.hidden ? null : selection))
       : null,
     () => document.removeEventListener('keydown', toggleOnShortcut),
     () => window.removeEventListener('scroll', hidePopover, SCROLL_OPTIONS),
@@ -161,7 +167,7 @@ function mount(config) {
     open: () => panel.open(),
     close: () => panel.close(),
     ask(question, { selectedText, headingId, scope, action } = {}) {
-      const text = selectedText?.trim().slice(0, config.maxSelection);
+      const text = selectedText?.trim().slice(0, selecting.maxSelection);
       panel.open();
       return conversation.ask(question, {
         selection: text ? { text, headingId, url: location.pathname } : undefined,

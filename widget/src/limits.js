@@ -14,13 +14,22 @@
 
 const CONFIG_TIMEOUT_MS = 5000;
 
-/** The server's defaults: used until (or if never) its own limits are known. */
+/**
+ * The server's defaults (BOOKWISE_MAX_QUESTION_CHARS…): used until, or if never, its own limits are
+ * known. The server's settings are their source; tests/widget/test_limits.py checks these against them.
+ */
 export const DEFAULT_LIMITS = Object.freeze({
   max_question_chars: 2000,
   max_selection_chars: 4000,
   max_history_turns: 10,
   max_history_chars: 4000,
 });
+
+/**
+ * The longest answer a vote carries (POST /api/feedback refuses longer ones). Not in /api/config: the
+ * server's FeedbackBody is its source, and tests/widget/test_limits.py checks this against it.
+ */
+export const FEEDBACK_ANSWER_CHARS = 32000;
 
 /**
  * @typedef {object} ServerConfig
@@ -63,6 +72,16 @@ export async function fetchServerConfig(apiUrl, get = fetch) {
  */
 export async function fetchLimits(apiUrl, get = fetch) {
   return (await fetchServerConfig(apiUrl, get)).limits;
+}
+
+/**
+ * The longest selection to send: the server's limit, or the owner's lower one (`data-max-selection`).
+ *
+ * @param {number} ownerCap  0: the owner set none.
+ * @param {Limits} limits
+ */
+export function selectionCap(ownerCap, limits) {
+  return ownerCap > 0 ? Math.min(ownerCap, limits.max_selection_chars) : limits.max_selection_chars;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** One question and its answer, from the request to the reader's vote. */
 import { ApiError, sendFeedback, streamChat } from './api.js';
 import { h } from './dom.js';
+import { FEEDBACK_ANSWER_CHARS } from './limits.js';
 import { quotedIn } from './passages.js';
 import { renderMarkdown } from './render.js';
 import { closestSections, quotesBlock, sourcesList } from './sources.js';
@@ -28,7 +29,6 @@ import { closestSections, quotesBlock, sourcesList } from './sources.js';
  * @property {(text: string) => void} announce  Say something to screen readers.
  */
 
-const MAX_FEEDBACK_ANSWER = 32000;
 /** Why an answer did not help: POST /api/feedback's `reason`. */
 const REASONS = [
   ['incorrect', 'Incorrect'],
@@ -326,7 +326,7 @@ export class Turn {
       rating,
       ...(reason && { reason }),
       question: this.shown,
-      answer: this.markdown.slice(0, MAX_FEEDBACK_ANSWER),
+      answer: this.markdown.slice(0, FEEDBACK_ANSWER_CHARS),
       sources: this.#sources.map(({ n, url, title, heading }) => ({ n, url, title, heading })),
     });
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { readConfig, showsOn } from '../src/config.js';
+import { DEFAULT_CONTENT_SELECTOR, readConfig, showsOn } from '../src/config.js';
 
 /** A script tag's dataset, as the Docusaurus plugin writes it. */
 const script = (/** @type {Record<string, string>} */ data) =>
@@ -59,4 +59,17 @@ test("the owner's options: example questions, disclaimer, accent, corner, label,
   assert.equal(plain.position, 'right');
   assert.equal(plain.label, 'Ask Robot Motion'); // the title, when no label is set
   assert.equal(plain.navbar, false);
+});
+
+test("the content selector and the selection cap are the owner's only when set", () => {
+  const plain = readConfig(script({}));
+  assert.equal(plain.contentSelector, DEFAULT_CONTENT_SELECTOR);
+  assert.match(plain.contentSelector, /\.theme-doc-markdown/); // docs…
+  assert.match(plain.contentSelector, /article \.markdown/); // …and blog posts
+  assert.equal(plain.maxSelection, 0); // none: the server's limit applies
+  const owned = readConfig(script({ contentSelector: '.book', maxSelection: '500' }));
+  assert.equal(owned.contentSelector, '.book');
+  assert.equal(owned.maxSelection, 500);
+  assert.equal(readConfig(script({ maxSelection: 'lots' })).maxSelection, 0);
+  assert.equal(readConfig(script({ maxSelection: '-5' })).maxSelection, 0);
 });

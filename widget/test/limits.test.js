@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { boundHistory, DEFAULT_LIMITS, fetchLimits, fetchServerConfig } from '../src/limits.js';
+import { boundHistory, DEFAULT_LIMITS, fetchLimits, fetchServerConfig, selectionCap } from '../src/limits.js';
 
 /** A fetch that answers `/api/config` with `body` (or fails). */
 function serving(body, { ok = true, fail = false } = {}) {
@@ -45,4 +45,16 @@ test("the server's version comes with its limits; none from an older server or a
   assert.deepEqual(served, { limits: DEFAULT_LIMITS, version: '0.4.1' });
   assert.equal((await fetchServerConfig('', serving({ limits: DEFAULT_LIMITS }).get)).version, null);
   assert.equal((await fetchServerConfig('', serving(null, { fail: true }).get)).version, null);
+});
+
+test("a server's raised selection limit is followed: it was cut at the plugin's 4,000 regression", async () => {
+  const raised = { limits: { ...DEFAULT_LIMITS, max_selection_chars: 12000 } };
+  const limits = await fetchLimits('', serving(raised).get);
+  assert.equal(selectionCap(0, limits), 12000);
+  assert.equal(selectionCap(0, { ...DEFAULT_LIMITS, max_selection_chars: 300 }), 300); // and a lowered one
+});
+
+test("an owner's cap on the selection holds only below the server's limit", () => {
+  assert.equal(selectionCap(1000, DEFAULT_LIMITS), 1000);
+  assert.equal(selectionCap(9000, DEFAULT_LIMITS), DEFAULT_LIMITS.max_selection_chars);
 });

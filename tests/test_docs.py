@@ -5,6 +5,8 @@ guaranteed by generating their pages from the code (tests/test_reference.py chec
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -106,3 +108,20 @@ def test_the_link_check_can_fail(tmp_path: Path) -> None:
         "other.md#rate-limits: no heading with this anchor in other.md",
         "#elsewhere: no heading with this anchor in page.md",
     ]
+
+
+def test_the_manuals_question_set_still_matches_its_pages() -> None:
+    """eval/docs-site.questions.jsonl names sections of docs/*.md as its gold: a renamed heading or a
+    reworded key fact would silently turn its figures into misses."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "eval" / "validate_questions.py"),
+            str(ROOT / "eval" / "docs-site.questions.jsonl"),
+            str(DOCS),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -125,3 +125,17 @@ def test_the_manuals_question_set_still_matches_its_pages() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def owner_path_commands(page: Path) -> list[str]:
+    """The fenced blocks between a page's owner-path markers: the commands an owner runs."""
+    text = page.read_text(encoding="utf-8")
+    block = text[text.index("<!-- owner-path -->") : text.index("<!-- /owner-path -->")]
+    return re.findall(r"```[a-z]*\n(.*?)```", block, flags=re.DOTALL)
+
+
+def test_getting_started_gives_the_owner_the_steps_the_readme_gives() -> None:
+    """The README's steps are the ones the owner's-path test runs; the manual's copy must not drift."""
+    readme = owner_path_commands(ROOT / "README.md")
+    assert len(readme) >= 5
+    assert owner_path_commands(DOCS / "getting-started.md") == readme

@@ -1,12 +1,13 @@
 // @ts-check
-// Reader order: start, put it on a site, what readers get, run it, refresh it from CI, the other
+// Reader order: start (the demo and the owner's path), put it on a site, what readers get, run it, refresh it from CI, the other
 // readers (agents), what owners learn, the API, quality and speed, working on Bookwise, reference.
 /** @type {import('@docusaurus/plugin-content-docs').SidebarsConfig} */
 const sidebars = {
   manual: [
     'index',
+    'getting-started',
     {type: 'category', label: 'Adding Bookwise to a site', items: ['ingest', 'widget']},
-    {type: 'category', label: 'Deploying', items: ['container', 'operations']},
+    {type: 'category', label: 'Deploying', items: ['container', 'operations', 'security']},
     'ci',
     'agents',
     'insights',

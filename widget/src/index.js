@@ -21,15 +21,7 @@ import { versionMismatch } from './version.js';
 
 /**
  * @typedef {import('./config.js').Config} Config
- * @typedef {import('./conversation.js').Scope} Scope
- * @typedef {{ selectedText?: string, headingId?: string, scope?: Scope, action?: import('./conversation.js').Action }} AskOptions
- * @typedef {object} Widget
- * @property {() => void} open
- * @property {() => void} close
- * @property {(question: string, options?: AskOptions) => Promise<string>} ask  Resolves with how
- *   the answer ended: done, error, stopped (or empty: nothing was asked).
- * @property {() => void} destroy
- * @typedef {Widget & { version: string }} BookwiseApi  `window.Bookwise`, there before the widget mounts.
+ * @typedef {Omit<BookwiseApi, 'version'>} Widget  The mounted widget (BookwiseApi: types/browser.d.ts).
  */
 
 const HOST_ID = 'bookwise-widget';

@@ -3,7 +3,11 @@ import test from 'node:test';
 
 import { boundHistory, DEFAULT_LIMITS, fetchLimits, fetchServerConfig, selectionCap } from '../src/limits.js';
 
-/** A fetch that answers `/api/config` with `body` (or fails). */
+/**
+ * A fetch that answers `/api/config` with `body` (or fails).
+ *
+ * @param {unknown} body
+ */
 function serving(body, { ok = true, fail = false } = {}) {
   /** @type {string[]} */
   const asked = [];

@@ -51,7 +51,7 @@ test("the server's version comes with its limits; none from an older server or a
   assert.equal((await fetchServerConfig('', serving(null, { fail: true }).get)).version, null);
 });
 
-test("a server's raised selection limit is followed: it was cut at the plugin's 4,000 regression", async () => {
+test("a server's raised selection limit holds: it was cut at the plugin's 4,000 regression", async () => {
   const raised = { limits: { ...DEFAULT_LIMITS, max_selection_chars: 12000 } };
   const limits = await fetchLimits('', serving(raised).get);
   assert.equal(selectionCap(0, limits), 12000);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { pageContext } from '../src/page.js';
+import { headingIdBefore, pageContext } from '../src/page.js';
 
 /**
  * A page at `pathname` with these Docusaurus meta tags and <html lang>: just what pageContext reads.
@@ -42,4 +42,34 @@ test('absent values are left out, not sent empty; the locale falls back to <html
   assert.deepEqual(pageContext({ text: 'x', url: '/docs/intro' }), { url: '/docs/intro', locale: 'de' });
   onPage(t, { pathname: '/docs/intro' });
   assert.deepEqual(pageContext(undefined), { url: '/docs/intro' }); // no content selector: no section
+});
+
+/**
+ * Nodes at positions in document order, as much of the DOM as headingIdBefore reads.
+ *
+ * @param {number} at
+ * @param {string} [id]
+ */
+function nodeAt(at, id = '') {
+  const FOLLOWING = 4;
+  const PRECEDING = 2;
+  return {
+    at,
+    id,
+    /** @param {{ at: number }} other */
+    compareDocumentPosition: (other) => (other.at > at ? FOLLOWING : PRECEDING),
+  };
+}
+
+test("a selection belongs to the last heading before it: its section's id", (t) => {
+  const global = /** @type {Record<string, unknown>} */ (globalThis);
+  global.Node = { DOCUMENT_POSITION_FOLLOWING: 4 };
+  t.after(() => delete global.Node);
+  const headings = [nodeAt(1, 'odometry'), nodeAt(5, 'drift'), nodeAt(9, 'correction')];
+  const root = /** @type {Element} */ (/** @type {unknown} */ ({ querySelectorAll: () => headings }));
+  const at = (/** @type {number} */ n) => /** @type {Node} */ (/** @type {unknown} */ (nodeAt(n)));
+  assert.equal(headingIdBefore(root, at(6)), 'drift');
+  assert.equal(headingIdBefore(root, at(5.5)), 'drift'); // in the heading itself
+  assert.equal(headingIdBefore(root, at(12)), 'correction');
+  assert.equal(headingIdBefore(root, at(0)), undefined); // before the first heading: no section
 });

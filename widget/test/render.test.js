@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import { loadRenderer, renderMarkdown } from '../src/render.js';
+
+/**
+ * A page just big enough for render.js: `window`, and a `document` whose <head> keeps the scripts
+ * appended to it (the test plays the browser: it loads one or fails it).
+ *
+ * @typedef {{ src?: string, onerror?: () => void, removed?: boolean, remove(): void }} FakeScript
+ */
+/** @type {FakeScript[]} */
+const appended = [];
+const global = /** @type {Record<string, unknown>} */ (globalThis);
+global.window = {};
+global.document = {
+  createElement: () => {
+    /** @type {FakeScript} */
+    const script = {
+      remove() {
+        script.removed = true;
+      },
+    };
+    return script;
+  },
+  head: { append: (/** @type {FakeScript} */ script) => appended.push(script) },
+};
+const page = /** @type {Window} */ (global.window);
+
+/** An answer's element: only its text matters here. */
+const target = () => /** @type {HTMLElement} */ (/** @type {unknown} */ ({ textContent: '' }));
+
+test('until the renderer has arrived, an answer shows as its plain text', () => {
+  const answer = target();
+  renderMarkdown(answer, 'Odometry **drifts**', []);
+  assert.equal(answer.textContent, 'Odometry **drifts**');
+});
+
+test('a renderer that fails to load is said, and the next call tries again', async () => {
+  const failed = loadRenderer('https://ask.example.org/widget-markdown.js');
+  assert.equal(appended.length, 1);
+  assert.equal(loadRenderer('https://ask.example.org/widget-markdown.js'), failed); // one load at a time
+  appended[0].onerror?.();
+  await assert.rejects(failed, /did not load from https:\/\/ask\.example\.org\/widget-markdown\.js/);
+  assert.equal(appended[0].removed, true);
+  assert.notEqual(loadRenderer('https://ask.example.org/widget-markdown.js'), failed);
+  assert.equal(appended.length, 2);
+});
+
+test('answers written before it arrived are rendered when it does, once each, as last written', async () => {
+  /** @type {[HTMLElement, string][]} */
+  const rendered = [];
+  const streaming = target();
+  const quote = target();
+  renderMarkdown(streaming, 'Odometry', []);
+  renderMarkdown(quote, '> A quote. [1]', []);
+  renderMarkdown(streaming, 'Odometry drifts [1].', []);
+  // The renderer's script calls the widget back with its renderer (the load of the previous test).
+  page.__bookwiseMarkdown?.((element, markdown) => rendered.push([element, markdown]));
+  await loadRenderer('https://ask.example.org/widget-markdown.js');
+  assert.equal(rendered.filter(([element]) => element === streaming).length, 1);
+  assert.deepEqual(rendered.slice(-2), [
+    [streaming, 'Odometry drifts [1].'],
+    [quote, '> A quote. [1]'],
+  ]);
+  const later = target();
+  renderMarkdown(later, 'At once.', []);
+  assert.deepEqual(rendered.at(-1), [later, 'At once.']);
+  assert.equal(later.textContent, ''); // the renderer's job now, not plain text
+});

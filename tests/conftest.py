@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import inspect
 import io
 import logging
 import os
-import tempfile
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
@@ -21,30 +23,134 @@ from fakellm import FakeLLM, running_fake_llm
 from pgserver import PostgresServer, running_postgres
 
 # The developer's shell must not change what the tests test: every BOOKWISE_ setting exported there
-# is dropped, and the tests run from an empty temporary folder (no bookwise.toml to pick up), before
-# any test module is imported. Subprocesses (`bookwise ...`) inherit both. Variables of the test
-# harness itself (BOOKWISE_CHROMIUM) are no settings and stay.
-_INVOKED_FROM = pytest.StashKey[str]()
+# is dropped before any test module is imported, and the tests run from an empty temporary folder (no
+# bookwise.toml to pick up, nothing written beside the checkout). Subprocesses (`bookwise ...`) inherit
+# both. Variables of the test harness itself (BOOKWISE_CHROMIUM) are no settings and stay.
 SETTING_VARIABLES = frozenset(f"BOOKWISE_{name.upper()}" for name in Settings.model_fields)
+TESTS = Path(__file__).resolve().parent
+
+# Marks for what a test needs beyond Python, applied from what it reaches (below): nothing to forget.
+# `docusaurus` and `model` are declared in pyproject.toml.
+MARKERS = {
+    "browser": "drives a real headless Chromium (Playwright)",
+    "postgres": "starts a real PostgreSQL server",
+    "redis": "starts a real Redis server",
+    "nginx": "starts a real nginx",
+    "podman": "builds and runs a container image with rootful podman",
+    "services": "needs an external service: PostgreSQL, Redis, nginx or podman",
+}
+SERVICES = frozenset({"postgres", "redis", "nginx", "podman"})
+MARK_OF_FIXTURE = {"browser": "browser", "postgres": "postgres"}
+MARK_OF_HELPER = {
+    "launched_chromium": "browser",
+    "build_fixture_site": "docusaurus",
+    "build_example": "docusaurus",
+    "running_postgres": "postgres",
+    "running_redis": "redis",
+    "running_nginx": "nginx",
+}
+MARK_OF_WORD = {"podman": "podman"}  # a string in the code: the command it runs
 
 
 def pytest_configure(config: pytest.Config) -> None:
     for name in [n for n in os.environ if n.upper() in SETTING_VARIABLES]:
         del os.environ[name]
     paths = os.environ.get("PYTHONPATH")
-    if paths:  # relative entries would break in the new working directory
+    if paths:  # relative entries would break in the tests' working directory
         os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths.split(os.pathsep) if p)
-    config.stash[_INVOKED_FROM] = os.getcwd()
-    os.chdir(tempfile.mkdtemp(prefix="bookwise-tests-cwd-"))
+    for name, meaning in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    empty = os.getcwd()
-    os.chdir(config.stash.get(_INVOKED_FROM, "/"))
-    try:
-        os.rmdir(empty)  # left as it was found: empty (a test that wrote there would make this fail)
-    except OSError:
-        pass
+@pytest.fixture(scope="session", autouse=True)
+def empty_working_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The folder every test runs in. Entered at the first test's setup, after collection: paths on
+    the command line (`--ignore=tests/e2e`) are resolved where pytest was started, as pytest does."""
+    empty = tmp_path_factory.mktemp("cwd")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(empty)
+        yield empty
+
+
+@pytest.fixture(autouse=True)
+def nothing_written_to_the_working_directory(empty_working_directory: Path) -> Iterator[None]:
+    """A test that writes into its working directory fails: in a developer's checkout it would have
+    written beside their files (a relative data dir, a default `.bookwise`)."""
+    yield
+    left = sorted(empty_working_directory.iterdir())
+    for path in left:  # emptied, so the next test is judged on its own
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    if left:
+        pytest.fail(f"the test wrote into its working directory: {[p.name for p in left]}")
+
+
+def _reached(code: CodeType, scope: dict[str, Any], seen: set[CodeType]) -> set[str]:
+    """Names and strings in ``code``, in the functions nested in it, and in the test helpers
+    (functions defined in this folder) it calls, followed to the end."""
+    if code in seen:
+        return set()
+    seen.add(code)
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= _reached(const, scope, seen)
+        elif isinstance(const, str):
+            found.add(const)
+    for name in code.co_names:
+        helper = inspect.unwrap(scope[name]) if callable(scope.get(name)) else None
+        if inspect.isfunction(helper) and Path(helper.__code__.co_filename).is_relative_to(TESTS):
+            found |= _reached(helper.__code__, helper.__globals__, seen)
+    return found
+
+
+def needed_marks(item: pytest.Function) -> set[str]:
+    """What ``item`` needs, from its fixtures (all of them, transitively), from the helpers its
+    function and its fixtures' functions call, and from the store it is parametrized with."""
+    marks = {MARK_OF_FIXTURE[name] for name in item.fixturenames if name in MARK_OF_FIXTURE}
+    definitions = item._fixtureinfo.name2fixturedefs.values()
+    functions = [item.function] + [definition.func for defined in definitions for definition in defined]
+    seen: set[CodeType] = set()
+    for function in functions:
+        function = inspect.unwrap(function)
+        if not inspect.isfunction(function):
+            continue
+        reached = _reached(function.__code__, function.__globals__, seen)
+        marks |= {MARK_OF_HELPER[name] for name in reached & MARK_OF_HELPER.keys()}
+        marks |= {MARK_OF_WORD[word] for word in reached & MARK_OF_WORD.keys()}
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("insights_target") == "postgres":
+        marks.add("postgres")  # asked for by name (getfixturevalue), so not among the fixtures
+    if marks & SERVICES:
+        marks.add("services")
+    return marks
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function):
+            for name in sorted(needed_marks(item) - {mark.name for mark in item.iter_markers()}):
+                item.add_marker(name)
+
+
+_running: list[pytest.Item] = []  # the test being set up, for the check below
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running[:] = [item]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> None:
+    """A fixture reached in a way the marking above cannot see (``getfixturevalue``) fails its test,
+    rather than running unmarked where `-m "not ..."` promised it would not."""
+    mark = MARK_OF_FIXTURE.get(fixturedef.argname)
+    if mark and _running and _running[0].get_closest_marker(mark) is None:
+        test, name = _running[0].nodeid, fixturedef.argname
+        pytest.fail(f"{test} uses `{name}` without the `{mark}` mark", pytrace=False)
 
 
 SiteFactory = Callable[[dict[str, str | bytes]], Path]

@@ -9,6 +9,8 @@ import pytest
 
 from docusite import FIXTURE_SITE, BuiltPage, build_fixture_site, parse_built_page, read_built_pages
 
+pytestmark = pytest.mark.docusaurus
+
 BASE = "/mysite/docs"
 
 

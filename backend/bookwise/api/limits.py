@@ -17,8 +17,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import redis.asyncio as aioredis
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import RedisStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter as AsyncSlidingWindowCounterRateLimiter
@@ -28,6 +28,9 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from bookwise.api.logs import log_event
 from bookwise.errors import ConfigError, RateLimitedError, ServerBusyError, TooManyStreamsError
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -224,6 +227,8 @@ class RateLimiter:
 
 def _redis_pool(url: str, timeout_s: float) -> aioredis.ConnectionPool:
     """Our own pool (so it can be closed), with timeouts: how long a stalled Redis can delay a request."""
+    import redis.asyncio as aioredis  # only with a Redis URL: the client takes a while to import
+
     try:
         return aioredis.ConnectionPool.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from bookwise.index.edge import EdgeStore
 from bookwise.index.faults import MB
-from bookwise.index.server import QdrantServerStore
 from bookwise.index.store import IndexStore
 from bookwise.settings import Settings
 
 
 def open_store(settings: Settings) -> IndexStore:
     if settings.qdrant_url:
+        # Imported here: qdrant-client takes seconds to import, and the embedded store never needs it.
         from qdrant_client import QdrantClient
+
+        from bookwise.index.server import QdrantServerStore
 
         if settings.qdrant_url == ":memory:":  # in-process, for tests and experiments
             client = QdrantClient(":memory:")

@@ -1,0 +1,44 @@
+"""The test harness itself: command-line paths mean what they say, and every test that needs Chromium,
+a Docusaurus build or an external service carries its mark, so `-m "not ..."` leaves it out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def collected(*arguments: str) -> list[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode in (0, 5), run.stdout[-3000:] + run.stderr[-2000:]  # 5: none collected
+    return [line for line in run.stdout.splitlines() if "::" in line]
+
+
+def test_a_relative_ignore_is_honoured_although_the_tests_run_in_another_folder() -> None:
+    ids = collected("tests/insights", "--ignore=tests/insights/test_store.py")
+    assert any(i.startswith("tests/insights/test_log.py::") for i in ids)
+    assert not [i for i in ids if i.startswith("tests/insights/test_store.py::")]
+
+
+def test_a_docusaurus_build_and_postgres_are_marked_without_a_mark_in_the_test() -> None:
+    everything = ["tests/test_docusite_helper.py", "tests/insights/test_store.py"]
+    unmarked = "not docusaurus and not services"
+    ids = collected(*everything)
+    assert [i for i in ids if "test_docusite_helper" in i] and [i for i in ids if "[postgres]" in i]
+    kept = collected(*everything, "-m", unmarked)
+    assert kept and not [i for i in kept if "test_docusite_helper" in i or "[postgres]" in i]
+
+
+def test_the_marks_are_registered(pytestconfig: pytest.Config) -> None:
+    registered = {line.split(":")[0].split("(")[0] for line in pytestconfig.getini("markers")}
+    assert registered >= {"browser", "docusaurus", "postgres", "redis", "nginx", "podman", "services"}

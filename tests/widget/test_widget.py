@@ -33,6 +33,9 @@ FEEDING = """
 _MAJOR, _MINOR = (int(part) for part in __version__.split(".")[:2])
 OTHER_MINOR = f"{_MAJOR}.{_MINOR + 1}.0"
 # The site's own theme colours (Infima's variable), which the widget must pick up in both modes.
+# A code block longer than the owner's cap (data-max-selection) on its page.
+CAPPED_CODE = "kalman_gain = covariance / (covariance + measurement_noise)"
+CAP = 24
 THEMED = """<style>
 :root { --ifm-color-primary: rgb(10, 20, 30); }
 html[data-theme="dark"] { --ifm-color-primary: rgb(30, 40, 50); }
@@ -72,6 +75,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, st
                     body=THEMED + FEEDING,
                 ),
                 "docs/care/housing.html": host_page("Housing", api, body='<h2 id="burrows">Burrows</h2>'),
+                "docs/care/capped.html": host_page(
+                    "Capped",
+                    api,
+                    script_attributes=f'data-max-selection="{CAP}"',
+                    body=f'<h2 id="gain">Gain</h2><div><pre><code>{CAPPED_CODE}</code></pre></div>',
+                ),
                 "down.html": host_page("LLM down", down_api),
                 "silent.html": host_page("Silent book", silent_api),
                 # A plugin of another minor version than the server (0.x: minors differ in their API).
@@ -357,6 +366,23 @@ def test_highlight_to_ask_sends_the_selection_with_its_section(page: Page, site:
     # A source on this page adds a history entry with its anchor (Back returns to the reader's
     # place); the text fragment stays out of the address.
     assert page.evaluate("() => location.pathname + location.hash") == "/docs/care/feeding#evening-feed"
+
+
+def test_a_code_blocks_ask_is_cut_at_the_owners_selection_cap_regression(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    # A code block's Ask sent its whole text, past the owner's data-max-selection (a selection is cut).
+    fake.tokens = ["It weighs the prediction against the measurement [1]."]
+    visit(page, site.page_url("/docs/care/capped"))
+    page.evaluate("() => dispatchEvent(new CustomEvent('bookwise:hydrated'))")
+    page.locator("[data-bookwise-code-ask]").click()
+    expect(part(page, "selection-chip")).to_have_text(CAPPED_CODE[:CAP] + "×")
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as sent:
+        part(page, "input").press("Enter")
+    body = sent.value.post_data_json
+    assert body["selected_text"] == CAPPED_CODE[:CAP]
+    assert body["page"]["heading_id"] == "gain"
+    wait_state(page, "done")
 
 
 def test_a_selection_that_cannot_answer_offers_to_widen_to_its_section(

@@ -102,7 +102,8 @@ function mount(config) {
     panel.showMismatch(versionMismatch({ server: version, widget: VERSION, plugin: config.pluginVersion })),
   );
   const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {
-    panel.pin(selection);
+    // A code block's Ask brings all its text: cut like a selection.
+    panel.pin({ ...selection, text: selection.text.slice(0, selecting.maxSelection) });
     panel.open();
   };
   const popover = new Popover((selection, action) => {

@@ -13,7 +13,7 @@ import pytest
 from bookwise.cli import main
 from bookwise.ingest.llms import (
     LLMS_MAX_CHARS,
-    Book,
+    BookInfo,
     book_documents,
     llms_index,
     render_page,
@@ -64,7 +64,7 @@ def write(site_dir: Path, out: Path) -> tuple[SiteConfig, list[Document]]:
     site = read_site_config(site_dir)
     documents = ingest_site(site, PARAMS).documents
     write_llms(
-        documents, site, Book("The Book", "What it is about", site.url.rstrip("/"), site.base_url), out
+        documents, site, BookInfo("The Book", "What it is about", site.url.rstrip("/"), site.base_url), out
     )
     return site, documents
 
@@ -176,7 +176,7 @@ def _book(pages: int, description: str, per_module: int = 50) -> list[Document]:
     return [_page(n, f"Module {n // per_module}", description) for n in range(pages)]
 
 
-BOOK = Book("Huge", "A generated book", "https://example.test", "/")
+BOOK = BookInfo("Huge", "A generated book", "https://example.test", "/")
 
 
 @pytest.mark.parametrize(

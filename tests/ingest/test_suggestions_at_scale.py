@@ -69,8 +69,8 @@ def page_by_page(retriever: Retriever, per_page: int) -> dict[str, list[str]]:
     """The check as it was before the cap: each page's proposals in order until its slots are full."""
     kept: dict[str, list[str]] = {}
     for url, outline in retriever.outlines().items():
-        raw = outline.first_payloads[0].get("suggestions") or []
-        proposed = [(str(p["question"]), bool(p.get("check", True))) for p in raw]
+        raw = outline.sections[0].first.suggestions or ()
+        proposed = [(p.question, p.check) for p in raw]
         fixed = [q for q, check in proposed if not check][:per_page]
         searched: list[str] = []
         for question, check in proposed:
@@ -93,9 +93,7 @@ def test_suggestions_searches_are_capped_by_max_searches_breadth_first(
     kept = checked_suggestions(opened, 3, max_searches=PAGES - 2, report=report)
     assert len(asked) == report.searches == PAGES - 2 and report.capped
     # Breadth first: the searches went to different pages, each page's first proposal.
-    firsts = {
-        str(outline.first_payloads[0]["suggestions"][0]["question"]) for outline in opened.outlines().values()
-    }
+    firsts = {outline.sections[0].first.suggestions[0].question for outline in opened.outlines().values()}
     assert set(asked) <= firsts and len(set(asked)) == len(asked)
     assert report.kept == sum(len(q) for q in kept.values()) and set(sum(kept.values(), [])) <= set(asked)
 

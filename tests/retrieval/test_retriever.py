@@ -253,7 +253,7 @@ def test_locating_a_selection_does_not_probe_its_names(book: tuple[Settings, Ind
         return hybrid(query)
 
     retriever._reader.hybrid = recording  # type: ignore[method-assign]
-    page = retriever.chunk_payloads()[0]["page_url"]
+    page = retriever.chunk_payloads()[0].page_url
     assert retriever.locate(page, heading_id=None, text="The Quokkas store moved to Firebase.") is not None
     assert sent and all(query.probe_terms == () for query in sent)
     retriever.search("How do I deploy the Quokkas store to Firebase?")

@@ -17,7 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import unquote, urlsplit
@@ -38,6 +38,7 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
+from bookwise.ingest.book import Book, BookPage, BookSection
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
@@ -52,112 +53,13 @@ READ_ONLY = ToolAnnotations(
 )
 
 
-@dataclass
-class Section:
-    heading: str  # as written; "" for a page's intro
-    level: int
-    anchor: str
-    url: str
-    breadcrumb: list[str]
-    text: str
-
-    def markdown(self, page_title: str) -> str:
-        title = f"{'#' * max(1, self.level)} {self.heading or page_title}"
-        return f"{title}\n\n{self.text}".rstrip() if self.text else title
-
-    def link(self, page_title: str) -> dict[str, str]:
-        return {"heading": self.heading or page_title, "url": self.url}
+def _section_markdown(section: BookSection, page_title: str, text: str) -> str:
+    title = f"{'#' * max(1, section.heading.level)} {section.heading.text or page_title}"
+    return f"{title}\n\n{text}".rstrip() if text else title
 
 
-@dataclass
-class Page:
-    title: str
-    url: str
-    description: str
-    module: str | None
-    chapter: str | None
-    version: str | None
-    locale: str | None
-    order: tuple[bool, float, str]  # sidebar position first, then the source path
-    listed: bool
-    sections: list[Section] = field(default_factory=list)
-
-    def markdown(self) -> str:
-        # The page's H1 is its first section when the source has one; else the title stands for it.
-        parts = [] if any(s.level == 1 for s in self.sections) else [f"# {self.title}"]
-        parts += [section.markdown(self.title) for section in self.sections]
-        return "\n\n".join(parts)
-
-
-@dataclass
-class Book:
-    """The book's pages in reading order, with their sections' full text: from every chunk's payload."""
-
-    pages: list[Page]
-    by_url: dict[str, Page]
-
-    @classmethod
-    def from_payloads(cls, payloads: list[dict[str, Any]]) -> Book:
-        chunks: dict[str, list[dict[str, Any]]] = {}
-        for payload in payloads:
-            chunks.setdefault(str(payload.get("section_id", "")), []).append(payload)
-        pages: dict[str, Page] = {}
-        ordered = sorted(chunks.values(), key=lambda c: min(int(p.get("chunk_index", 0)) for p in c))
-        for section_chunks in ordered:
-            first = min(section_chunks, key=lambda p: int(p.get("section_chunk_index", 0)))
-            page_url = site_url(str(first.get("page_url", "")))
-            page = pages.get(page_url)
-            if page is None:
-                page = pages[page_url] = _page(first, page_url)
-            built = assemble(
-                [SectionChunk.from_payload(p) for p in section_chunks],
-                [],
-                budget_tokens=0,
-                count_tokens=lambda _: 0,  # the whole section: nothing is left out
-            )
-            page.sections.append(
-                Section(
-                    heading=str(first.get("heading", "")),
-                    level=int(first.get("heading_level", 1)),
-                    anchor=anchor_of(str(first.get("anchor", ""))),
-                    url=site_url(str(first.get("url", page_url))),
-                    breadcrumb=[str(crumb) for crumb in first.get("breadcrumb") or []],
-                    text=built.text,
-                )
-            )
-        reading = sorted(pages.values(), key=lambda p: p.order)
-        return cls(reading, {page.url: page for page in reading})
-
-    def find(self, url: str) -> tuple[Page, Section | None]:
-        """The page of ``url`` (absolute or site-relative) and, for ``url#anchor``, its section."""
-        # Pages are keyed by their citation form (percent-encoded, as `site_url` writes it).
-        forms = [site_url(path) for path in page_paths(url)]
-        page = next((self.by_url[form] for form in forms if form in self.by_url), None)
-        if page is None:
-            raise ToolError(f"no page of this book at {url!r}; use search or contents to find one")
-        fragment = urlsplit(url.strip()).fragment
-        if not fragment:
-            return page, None
-        wanted = {anchor_of(fragment), anchor_of(unquote(fragment))}
-        for section in page.sections:
-            if section.anchor in wanted:
-                return page, section
-        raise ToolError(f"the page {page.url} has no section #{fragment}; read the page to see its headings")
-
-
-def _page(payload: dict[str, Any], url: str) -> Page:
-    position = payload.get("sidebar_position")
-    return Page(
-        title=str(payload.get("title", "")),
-        url=url,
-        description=str(payload.get("description") or ""),
-        module=payload.get("module") or None,  # "" for a page at the docs root
-        chapter=payload.get("chapter") or None,
-        version=payload.get("version") or None,
-        locale=payload.get("locale") or None,
-        order=(position is None, float(position or 0), str(payload.get("doc_path", ""))),
-        listed=not payload.get("unlisted"),
-    )
+def _section_link(section: BookSection, page_title: str) -> dict[str, str]:
+    return {"heading": section.heading.text or page_title, "url": site_url(section.url)}
 
 
 @dataclass(frozen=True)
@@ -200,15 +102,16 @@ class Contents:
     chapters: frozenset[str | None]
 
     @classmethod
-    def of(cls, book: Book, max_bytes: int) -> Contents:
+    def of(cls, pages: list[BookPage], max_bytes: int) -> Contents:
         entries = []
-        for page in book.pages:
-            if not page.listed:
+        for page in pages:
+            if page.unlisted:
                 continue
+            module, chapter = page.module or None, page.chapter or None  # "" for a page at the docs root
             # One page alone always fits in an answer: its headings are cut when they alone would not.
-            most = max_bytes - _ENVELOPE_BYTES - _group_size(page.module) - _group_size(page.chapter)
+            most = max_bytes - _ENVELOPE_BYTES - _group_size(module) - _group_size(chapter)
             entry = _fitted(_page_entry(page), most)
-            entries.append(TocEntry(page.module, page.chapter, entry, _json_size(entry)))
+            entries.append(TocEntry(module, chapter, entry, _json_size(entry)))
         return cls(
             entries,
             frozenset(entry.module for entry in entries),
@@ -276,11 +179,63 @@ def _fitted(entry: dict[str, Any], most: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Edition:
-    """What the tools read of one index generation, built once for it off the event loop."""
+    """What the tools read of one index generation, built once for it off the event loop: the book's
+    pages in reading order with their sections' whole texts, and the table of contents."""
 
     generation: str
-    book: Book
+    pages: list[BookPage]  # reading order
+    by_url: dict[str, BookPage]  # keyed by their citation form (percent-encoded, as `site_url` writes it)
+    texts: dict[str, str]  # section id → the whole section, as its chunks assemble
     contents: Contents
+
+    @classmethod
+    def of(cls, generation: str, book: Book, max_bytes: int) -> Edition:
+        pages = list(book.reading)
+        texts = {
+            section.id: assemble(
+                [SectionChunk.from_payload(p) for p in section.chunks],
+                [],
+                budget_tokens=0,
+                count_tokens=lambda _: 0,  # the whole section: nothing is left out
+            ).text
+            for page in pages
+            for section in page.sections
+        }
+        return cls(
+            generation,
+            pages,
+            {site_url(page.page_url): page for page in pages},
+            texts,
+            Contents.of(pages, max_bytes),
+        )
+
+    def find(self, url: str) -> tuple[BookPage, BookSection | None]:
+        """The page of ``url`` (absolute or site-relative) and, for ``url#anchor``, its section."""
+        forms = [site_url(path) for path in page_paths(url)]
+        page = next((self.by_url[form] for form in forms if form in self.by_url), None)
+        if page is None:
+            raise ToolError(f"no page of this book at {url!r}; use search or contents to find one")
+        fragment = urlsplit(url.strip()).fragment
+        if not fragment:
+            return page, None
+        wanted = {anchor_of(fragment), anchor_of(unquote(fragment))}
+        for section in page.sections:
+            if anchor_of(section.heading.anchor) in wanted:
+                return page, section
+        shown = site_url(page.page_url)
+        raise ToolError(f"the page {shown} has no section #{fragment}; read the page to see its headings")
+
+    def page_markdown(self, page: BookPage) -> str:
+        """The page as ``read`` gives it, solutions held back (see ``section_text``)."""
+        # The page's H1 is its first section when the source has one; else the title stands for it.
+        parts = [] if any(s.heading.level == 1 for s in page.sections) else [f"# {page.title}"]
+        parts += [_section_markdown(s, page.title, self.section_text(s)) for s in page.sections]
+        return "\n\n".join(parts)
+
+    def section_text(self, section: BookSection) -> str:
+        """``section`` as ``read`` gives it: the book's solution to its exercises held back, as on the
+        page; an agent has no quiz exchange that would send the reader's answer first."""
+        return holding_back_solutions(self.texts[section.id])
 
 
 def _cursor(offset: int, generation: str) -> str:
@@ -398,38 +353,43 @@ class BookTools:
         }
 
     async def read(self, url: str) -> dict[str, Any]:
-        book, origin = await self._current_book()
-        page, section = book.find(url)
-        return {
-            **self._read(book, page, section),
-            **({"link": origin + (section or page).url} if origin else {}),
-        }
+        edition, origin = await self._current_edition()
+        page, section = edition.find(url)
+        read = self._read(edition, page, section)
+        return {**read, **({"link": origin + read["url"]} if origin else {})}
 
-    def _read(self, book: Book, page: Page, section: Section | None) -> dict[str, Any]:
+    def _read(self, edition: Edition, page: BookPage, section: BookSection | None) -> dict[str, Any]:
+        page_url = site_url(page.page_url)
         if section is None:
-            at = book.pages.index(page)
+            pages = edition.pages
+            at = pages.index(page)
             return {
                 "kind": "page",
                 "title": page.title,
-                "url": page.url,
-                "page_url": page.url,
+                "url": page_url,
+                "page_url": page_url,
                 "heading_path": [page.title],
-                "markdown": replace(page, sections=[_held_back(s) for s in page.sections]).markdown(),
-                "sections": [s.link(page.title) for s in page.sections if s.heading and s.level > 1],
-                "previous": _page_link(book.pages[at - 1]) if at > 0 else None,
-                "next": _page_link(book.pages[at + 1]) if at + 1 < len(book.pages) else None,
+                "markdown": edition.page_markdown(page),
+                "sections": [
+                    _section_link(s, page.title)
+                    for s in page.sections
+                    if s.heading.text and s.heading.level > 1
+                ],
+                "previous": _page_link(pages[at - 1]) if at > 0 else None,
+                "next": _page_link(pages[at + 1]) if at + 1 < len(pages) else None,
             }
         at = page.sections.index(section)
         before, after = page.sections[:at], page.sections[at + 1 :]
+        heading = section.heading.text
         return {
             "kind": "section",
             "title": page.title,
-            "url": section.url,
-            "page_url": page.url,
-            "heading_path": [*section.breadcrumb, *([section.heading] if section.heading else [])],
-            "markdown": _held_back(section).markdown(page.title),
-            "previous": before[-1].link(page.title) if before else None,
-            "next": after[0].link(page.title) if after else None,
+            "url": site_url(section.url),
+            "page_url": page_url,
+            "heading_path": [*section.breadcrumb, *([heading] if heading else [])],
+            "markdown": _section_markdown(section, page.title, edition.section_text(section)),
+            "previous": _section_link(before[-1], page.title) if before else None,
+            "next": _section_link(after[0], page.title) if after else None,
         }
 
     async def contents(
@@ -452,10 +412,10 @@ class BookTools:
         next_cursor = None if following is None else _cursor(following, edition.generation)
         return {**answer, "next_cursor": next_cursor}
 
-    async def _current_book(self) -> tuple[Book, str]:
-        """The book, and the site's origin for absolute links ("" when the site has no ``url``)."""
+    async def _current_edition(self) -> tuple[Edition, str]:
+        """The edition, and the site's origin for absolute links ("" when the site has no ``url``)."""
         edition, retriever = await self._current()
-        return edition.book, _origin(retriever.site_url)
+        return edition, _origin(retriever.site_url)
 
     async def _current(self) -> tuple[Edition, Retriever]:
         """The live generation's edition: built once per generation, in a worker thread (a large book
@@ -474,9 +434,8 @@ class BookTools:
         return edition, retriever
 
     def _build(self, retriever: Retriever) -> Edition:
-        generation = retriever.generation()  # read with the payloads: a later switch rebuilds
-        book = Book.from_payloads(retriever.chunk_payloads())
-        return Edition(generation, book, Contents.of(book, self._contents_limits.max_bytes))
+        generation, book = retriever.book()  # read with the payloads: a later switch rebuilds
+        return Edition.of(generation, book, self._contents_limits.max_bytes)
 
 
 def _agent_record(
@@ -508,33 +467,28 @@ def _agent_record(
     )
 
 
-def _held_back(section: Section) -> Section:
-    """``section`` as ``read`` gives it: the book's solution to its exercises held back, as on the
-    page; an agent has no quiz exchange that would send the reader's answer first."""
-    return replace(section, text=holding_back_solutions(section.text))
-
-
 def _origin(site_url: str) -> str:
     """``scheme://host[:port]`` of the site's configured ``url``: page URLs already carry the base path."""
     parts = urlsplit(site_url.strip())
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
 
 
-def _page_link(page: Page) -> dict[str, str]:
-    return {"title": page.title, "url": page.url}
+def _page_link(page: BookPage) -> dict[str, str]:
+    return {"title": page.title, "url": site_url(page.page_url)}
 
 
-def _page_entry(page: Page) -> dict[str, Any]:
-    entry: dict[str, Any] = {"title": page.title, "url": page.url}
+def _page_entry(page: BookPage) -> dict[str, Any]:
+    entry: dict[str, Any] = {"title": page.title, "url": site_url(page.page_url)}
     if page.description:
         entry["description"] = page.description
-    for name in ("version", "locale"):
-        if getattr(page, name):
-            entry[name] = getattr(page, name)
+    if page.version:
+        entry["version"] = page.version
+    if page.locale:
+        entry["locale"] = page.locale
     entry["headings"] = [
-        {"heading": s.heading, "level": s.level, "url": s.url}
+        {"heading": s.heading.text, "level": s.heading.level, "url": site_url(s.url)}
         for s in page.sections
-        if s.heading and s.level > 1
+        if s.heading.text and s.heading.level > 1
     ]
     return entry
 

@@ -8,13 +8,13 @@ first (``/docs/intro/`` → ``/docs/intro.md``), and the site's root page become
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
+from bookwise.ingest.book import relink
 from bookwise.ingest.documents import category_metadata
 from bookwise.ingest.models import Document
 from bookwise.ingest.routing import strip_number_prefix
@@ -27,7 +27,9 @@ _LAST = float("inf")  # Docusaurus sorts items without a position after those wi
 
 
 @dataclass(frozen=True)
-class Book:
+class BookInfo:
+    """The book's title and tagline, and where its site is served."""
+
     title: str
     summary: str
     site_url: str  # the config's `url` ("" = links stay site-relative)
@@ -52,7 +54,7 @@ class LlmsReport:
         }
 
 
-def read_book(site: SiteConfig, fallback_title: str) -> Book:
+def read_book(site: SiteConfig, fallback_title: str) -> BookInfo:
     """Title and tagline as the config states them literally (the first `title:`/`tagline:`)."""
     title, tagline = "", ""
     for name in CONFIG_NAMES:
@@ -61,7 +63,7 @@ def read_book(site: SiteConfig, fallback_title: str) -> Book:
             text = re.sub(r"^\s*//.*$", "", path.read_text(encoding="utf-8", errors="replace"), flags=re.M)
             title, tagline = _first_literal(text, "title"), _first_literal(text, "tagline")
             break
-    return Book(title or fallback_title, tagline, site.url.rstrip("/"), site.base_url)
+    return BookInfo(title or fallback_title, tagline, site.url.rstrip("/"), site.base_url)
 
 
 def _first_literal(text: str, key: str) -> str:
@@ -144,11 +146,11 @@ def twin_file(out_dir: Path, url: str, base_url: str) -> Path:
     return out_dir.joinpath(*[p for p in relative.split("/") if p])
 
 
-def _absolute(book: Book, path: str) -> str:
+def _absolute(book: BookInfo, path: str) -> str:
     return book.site_url + quote(path, safe="/:#?&=%~+-._@!$'()*,;")
 
 
-def _root_file(book: Book, name: str) -> str:
+def _root_file(book: BookInfo, name: str) -> str:
     base = "/" + book.base_url.strip("/") + "/" if book.base_url.strip("/") else "/"
     return _absolute(book, base + name)
 
@@ -156,39 +158,30 @@ def _root_file(book: Book, name: str) -> str:
 # ---- rendering ----------------------------------------------------------------------------------
 
 
-# An inline link's target: a relative file link (`../x.md#a`) or a site path (`/docs/x`).
-_LINK = re.compile(r"\]\((?P<target>[^)\s#]*)(?P<anchor>#[^)\s]*)?(?P<title>\s+\"[^\"]*\")?\)")
 SourceLinks = dict[tuple[str, str, str], str]  # (version, locale, doc_path) → page URL, absolute
 
 
-def source_links(documents: Iterable[Document], book: Book) -> SourceLinks:
+def source_links(documents: Iterable[Document], book: BookInfo) -> SourceLinks:
     return {(d.version, d.locale, d.doc_path): _absolute(book, d.url) for d in documents}
 
 
-def _relink(text: str, document: Document, book: Book, links: SourceLinks) -> str:
+def _relink(text: str, document: Document, book: BookInfo, links: SourceLinks) -> str:
     """Links as the site renders them, absolute: a doc file link becomes that page's URL (anchor
-    kept: a citable `url#anchor`), a site path gets the site's origin. Anything else is left as is."""
-
-    def replace(match: re.Match[str]) -> str:
-        target, anchor, title = match["target"], match["anchor"] or "", match["title"] or ""
-        if target.endswith((".md", ".mdx")) and "://" not in target and not target.startswith("/"):
-            path = posixpath.normpath(posixpath.join(posixpath.dirname(document.doc_path), unquote(target)))
-            page = links.get((document.version, document.locale, path))
-            if page is not None:
-                return f"]({page}{anchor}{title})"
-        elif target.startswith("/") and not target.startswith("//") and book.site_url:
-            return f"]({book.site_url}{target}{anchor}{title})"
-        return match.group(0)
-
-    return _LINK.sub(replace, text)
+    kept: a citable `url#anchor`), a site path gets the site's origin."""
+    return relink(
+        text,
+        document.doc_path,
+        lambda path: links.get((document.version, document.locale, path)),
+        book.site_url,
+    )
 
 
-def render_page(document: Document, book: Book, links: SourceLinks | None = None) -> str:
+def render_page(document: Document, book: BookInfo, links: SourceLinks | None = None) -> str:
     """One page as clean Markdown: its title as H1, a source line, then its sections as parsed."""
     parts = [f"# {document.title}", f"Source: {_absolute(book, document.url)}"]
     for section in document.sections:
         if section.heading and not (section.level == 1 and section.heading_text == document.title):
-            parts.append(f"{'#' * max(section.level, 1)} {section.heading}")
+            parts.append(section.as_heading().markdown())
         for block in section.blocks:
             text = block.text.strip()
             if text and block.kind != "code" and links is not None:
@@ -203,13 +196,13 @@ def _one_line(text: str) -> str:
     return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1].rstrip() + "…"
 
 
-def _link(document: Document, book: Book, with_description: bool) -> str:
+def _link(document: Document, book: BookInfo, with_description: bool) -> str:
     line = f"- [{_escape(document.title)}]({_absolute(book, twin_url(document.url, book.base_url))})"
     description = _one_line(document.description) if with_description else ""
     return f"{line}: {description}" if description else line
 
 
-def _header(book: Book) -> str:
+def _header(book: BookInfo) -> str:
     header = f"# {book.title}\n"
     if book.summary:
         header += f"\n> {_one_line(book.summary)}\n"
@@ -227,7 +220,7 @@ class LlmsIndex:
 PARTS_DIR = "llms"  # per-section lists, when the book is too big for one llms.txt
 
 
-def llms_index(documents: list[Document], book: Book, max_chars: int = LLMS_MAX_CHARS) -> LlmsIndex:
+def llms_index(documents: list[Document], book: BookInfo, max_chars: int = LLMS_MAX_CHARS) -> LlmsIndex:
     """llms.txt under ``max_chars``. Over it, in turn: descriptions go; then llms.txt lists one line
     per section linking that section's own list (``llms/NN-name.txt``, same format); then the flat
     list is cut and an ``## Optional`` line points to ``llms-full.txt``."""
@@ -239,7 +232,7 @@ def llms_index(documents: list[Document], book: Book, max_chars: int = LLMS_MAX_
     return per_section if len(per_section.text) <= max_chars else flat
 
 
-def _flat(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int) -> LlmsIndex:
+def _flat(groups: list[tuple[str, list[Document]]], book: BookInfo, max_chars: int) -> LlmsIndex:
     total = sum(len(docs) for _, docs in groups)
     for with_description, fallback in ((True, "none"), (False, "no_descriptions")):
         text = _header(book) + "".join(
@@ -251,7 +244,7 @@ def _flat(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int) 
     return _truncated(groups, book, max_chars, total)
 
 
-def _per_section(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int) -> LlmsIndex:
+def _per_section(groups: list[tuple[str, list[Document]]], book: BookInfo, max_chars: int) -> LlmsIndex:
     lines: list[str] = []
     parts: dict[str, str] = {}
     listed = 0
@@ -270,7 +263,9 @@ def _escape(name: str) -> str:
     return name.replace("[", "\\[").replace("]", "\\]")
 
 
-def _truncated(groups: list[tuple[str, list[Document]]], book: Book, max_chars: int, total: int) -> LlmsIndex:
+def _truncated(
+    groups: list[tuple[str, list[Document]]], book: BookInfo, max_chars: int, total: int
+) -> LlmsIndex:
     def note(listed: int) -> str:
         return (
             f"\n## Optional\n\n- [Every page, in full]({_root_file(book, 'llms-full.txt')}): "
@@ -312,7 +307,11 @@ def book_documents(documents: Iterable[Document], site: SiteConfig) -> list[Docu
 
 
 def write_llms(
-    documents: list[Document], site: SiteConfig, book: Book, out_dir: Path, max_chars: int = LLMS_MAX_CHARS
+    documents: list[Document],
+    site: SiteConfig,
+    book: BookInfo,
+    out_dir: Path,
+    max_chars: int = LLMS_MAX_CHARS,
 ) -> LlmsReport:
     """Write llms.txt, llms-full.txt and every page's twin (all versions and locales) into ``out_dir``."""
     links = source_links(documents, book)

@@ -26,6 +26,22 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A section's heading as the page shows it, with the anchor that links to it."""
+
+    text: str  # as written in the source (inline markup kept, explicit id removed); "" = a page's intro
+    plain: str  # as rendered
+    level: int
+    anchor: str  # the heading's element id; "" when the section is reached by the page URL alone
+
+    def markdown(self, *, with_anchor: bool = False) -> str:
+        """The heading line; ``with_anchor`` ends it with ``{#id}``, the heading-id syntax of the
+        book's own sources, so a reader of the Markdown can link to the section."""
+        line = f"{'#' * max(self.level, 1)} {self.text}"
+        return f"{line} {{#{self.anchor}}}" if with_anchor and self.anchor else line
+
+
+@dataclass(frozen=True)
 class Section:
     key: str  # unique within the document; stable across re-ingests while the heading stays
     heading: str  # as written in the source (inline markup kept, explicit id removed); "" = intro
@@ -37,6 +53,9 @@ class Section:
     char_end: int
     blocks: tuple[Block, ...]
     flags: SectionFlags = SectionFlags()
+
+    def as_heading(self) -> Heading:
+        return Heading(self.heading, self.heading_text, self.level, self.anchor)
 
 
 @dataclass(frozen=True)

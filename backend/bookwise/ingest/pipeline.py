@@ -6,7 +6,7 @@ import hashlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from bookwise.ingest.chunking import TokenCounter, chunk_blocks
 from bookwise.ingest.documents import DocumentBuilder, is_partial_or_excluded
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
 from bookwise.ingest.models import Chunk, Document, Section
+from bookwise.ingest.payload import ChunkPayload
 from bookwise.ingest.site import DocsSource, SiteConfig
 from bookwise.ingest.suggestions import propose
 
@@ -136,7 +137,7 @@ def context_line(section: Section) -> str:
 
 
 def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
-    proposals = [p.to_dict() for p in propose(document)]
+    proposals = tuple(propose(document))
     prefix_version = f"{document.version}\x1f{document.locale}\x1f{document.doc_path}"
     drafts: list[tuple[Section, str, Any]] = []
     for section in document.sections:
@@ -155,78 +156,80 @@ def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
             drafts.append((section, context, None))
         for piece in pieces:
             drafts.append((section, context, piece))
-    chunks: list[Chunk] = []
     per_section: dict[str, int] = {}
+    for section, _, _ in drafts:
+        per_section[section.key] = per_section.get(section.key, 0) + 1
+    chunks: list[Chunk] = []
+    ordinals: dict[str, int] = {}
     for index, (section, context, piece) in enumerate(drafts):
         section_id = stable_id(prefix_version, section.key)
-        ordinal = per_section.get(section.key, 0)
-        per_section[section.key] = ordinal + 1
+        ordinal = ordinals.get(section.key, 0)
+        ordinals[section.key] = ordinal + 1
         text = piece.text if piece is not None else ""
         embed_text = f"{context}\n\n{text}" if text else context
-        url = document.url + (f"#{section.anchor}" if section.anchor else "")
-        chunk_type = document.content_type
-        if (
-            chunk_type == "prose"
-            and text.startswith(("```", "~~~"))
-            and text.rstrip().endswith(("```", "~~~"))
-        ):
-            chunk_type = "code"
-        elif chunk_type == "prose" and text.startswith("|"):
-            chunk_type = "table"
-        payload: dict[str, Any] = {
-            "doc_path": document.doc_path,
-            "doc_id": document.doc_id,
-            "title": document.title,
-            "description": document.description,
-            "page_url": document.url,
-            "anchor": section.anchor,
-            "url": url,
-            "heading": section.heading,
-            "heading_text": section.heading_text,
-            "heading_level": section.level,
-            "breadcrumb": list(section.breadcrumb),
-            "module": document.module,
-            "chapter": document.chapter,
-            "tags": list(document.tags),
-            "version": document.version,
-            "locale": document.locale,
-            "content_type": chunk_type,
-            "sidebar_position": document.sidebar_position,
-            "unlisted": document.unlisted,
-            "learning_objectives": list(document.learning_objectives),
-            "section_id": section_id,
-            "section_key": section.key,
-            "section_chunk_index": ordinal,
-            "char_start": piece.char_start if piece is not None else section.char_start,
-            "char_end": piece.char_end if piece is not None else section.char_end,
-            "text": text,
-            **asdict(section.flags),
-        }
-        if index == 0:  # the page's suggested questions, proposed here and checked after indexing
-            payload["suggestions"] = proposals
+        content_hash = hashlib.sha256(embed_text.encode()).hexdigest()
+        char_start = piece.char_start if piece is not None else section.char_start
+        char_end = piece.char_end if piece is not None else section.char_end
+        payload = ChunkPayload(
+            doc_path=document.doc_path,
+            doc_id=document.doc_id,
+            title=document.title,
+            description=document.description,
+            page_url=document.url,
+            anchor=section.anchor,
+            url=document.url + (f"#{section.anchor}" if section.anchor else ""),
+            heading=section.heading,
+            heading_text=section.heading_text,
+            heading_level=section.level,
+            breadcrumb=section.breadcrumb,
+            module=document.module,
+            chapter=document.chapter,
+            tags=document.tags,
+            version=document.version,
+            locale=document.locale,
+            content_type=_chunk_type(document.content_type, text),
+            sidebar_position=document.sidebar_position,
+            unlisted=document.unlisted,
+            learning_objectives=document.learning_objectives,
+            section_id=section_id,
+            section_key=section.key,
+            section_chunk_index=ordinal,
+            char_start=char_start,
+            char_end=char_end,
+            text=text,
+            flags=section.flags,
+            # The page's suggested questions, proposed here and checked after indexing.
+            suggestions=proposals if index == 0 else None,
+            chunk_index=index,
+            total_chunks=len(drafts),
+            section_chunk_total=per_section[section.key],
+            content_hash=content_hash,
+        )
         chunks.append(
             Chunk(
                 id=stable_id(prefix_version, section.key, str(ordinal)),
                 parent_id=section_id,
                 text=text,
                 embed_text=embed_text,
-                content_hash=hashlib.sha256(embed_text.encode()).hexdigest(),
+                content_hash=content_hash,
                 chunk_index=index,
                 total_chunks=len(drafts),
                 section_chunk_index=ordinal,
-                char_start=payload["char_start"],
-                char_end=payload["char_end"],
-                payload=payload,
+                char_start=char_start,
+                char_end=char_end,
+                payload=payload.to_payload(),
             )
         )
-    for chunk in chunks:
-        chunk.payload.update(
-            chunk_index=chunk.chunk_index,
-            total_chunks=chunk.total_chunks,
-            section_chunk_total=per_section[chunk.payload["section_key"]],
-            content_hash=chunk.content_hash,
-        )
     return chunks
+
+
+def _chunk_type(page_type: str, text: str) -> str:
+    """The page's type, or "code" / "table" for a prose chunk that is one code block or table."""
+    if page_type == "prose" and text.startswith(("```", "~~~")) and text.rstrip().endswith(("```", "~~~")):
+        return "code"
+    if page_type == "prose" and text.startswith("|"):
+        return "table"
+    return page_type
 
 
 def ingest_site(

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from bookwise.ingest.payload import ChunkPayload
 from bookwise.retrieval.passages import LIST_ITEM
 
 GAP = "\n\n…\n\n"
@@ -39,13 +39,13 @@ class SectionChunk:
     char_end: int = -1
 
     @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> SectionChunk:
+    def from_payload(cls, payload: ChunkPayload) -> SectionChunk:
         return cls(
-            int(payload["section_chunk_index"]),
-            str(payload["text"]),
-            str(payload.get("content_hash", "")),
-            int(payload.get("char_start", -1)),
-            int(payload.get("char_end", -1)),
+            payload.section_chunk_index,
+            payload.text,
+            payload.content_hash,
+            payload.char_start,
+            payload.char_end,
         )
 
     def continues(self, previous: SectionChunk) -> bool:

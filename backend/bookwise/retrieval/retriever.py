@@ -28,12 +28,14 @@ from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder, SparseVector
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
+from bookwise.ingest.book import Book
+from bookwise.ingest.payload import ChunkPayload
 from bookwise.ingest.pipeline import CHUNKER_VERSION
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import EmbeddingCache
 from bookwise.retrieval.models import RetrievalResult, SectionResult
-from bookwise.retrieval.pages import PageOutline, build_outlines, within_budget
+from bookwise.retrieval.pages import PageOutline, within_budget
 from bookwise.retrieval.passage_rank import (
     PassageWeights,
     ScoredPassage,
@@ -58,7 +60,7 @@ WATCH_MIN_S = 0.2  # the index watcher's shortest period (BOOKWISE_INDEX_REFRESH
 class _Candidate:
     section_id: str
     score: float
-    payload: dict[str, Any]  # the best chunk's
+    payload: ChunkPayload  # the best chunk's
     hits: list[int] = field(default_factory=list)  # matching section_chunk_index, best first
 
 
@@ -79,10 +81,14 @@ def _break_ties(hits: HybridHits) -> list[Hit]:
     return sorted(hits.fused, key=lambda h: (-h.score, -cosine.get(h.id, 0.0), -bm25.get(h.id, 0.0), h.id))
 
 
-def _dedupe_key(payload: dict[str, Any]) -> tuple[str, str]:
+def _dedupe_key(payload: ChunkPayload) -> tuple[str, str]:
     # The same section published twice (versions, locales, a copied page) reads the same: keep the best.
     # Its visible text decides, not the content hash, which also covers the page's title and breadcrumb.
-    return str(payload.get("heading", "")), str(payload.get("text", ""))
+    return payload.heading, payload.text
+
+
+def _section_id(hit: Hit, payload: ChunkPayload) -> str:
+    return hit.id if payload.section_id is None else payload.section_id
 
 
 class Retriever:
@@ -116,8 +122,8 @@ class Retriever:
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._warm = False
-        self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
-        self._outlines_lock = threading.Lock()
+        self._book: tuple[str, Book, dict[str, PageOutline]] = ("", Book((), ()), {})
+        self._book_lock = threading.Lock()
         self._check_generation()
 
     @classmethod
@@ -214,10 +220,10 @@ class Retriever:
         """The embedder of the loaded generation (the insights report groups questions with it)."""
         return self._embedder
 
-    def chunk_payloads(self) -> list[dict[str, Any]]:
+    def chunk_payloads(self) -> list[ChunkPayload]:
         """Every chunk's payload in the loaded generation: the book's structure and text, for a
-        table of contents or a whole page (the MCP tools), not for ranking."""
-        return [hit.payload for hit in self._reader.all_chunks()]
+        table of contents or a whole page, not for ranking."""
+        return [ChunkPayload.from_payload(hit.payload) for hit in self._reader.all_chunks()]
 
     def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         """The section of the reader's page that holds a selected passage: the selection's citation.
@@ -240,13 +246,23 @@ class Retriever:
         call = functools.partial(self.locate, page_url, heading_id=heading_id, text=text)
         return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
+    def book(self) -> tuple[str, Book]:
+        """The live generation and its book (pages, sections, headings): for the MCP tools."""
+        generation, book, _ = self._read_book()
+        return generation, book
+
     def outlines(self) -> dict[str, PageOutline]:
         """Every page's outline (page URL → outline), built once per index generation."""
+        return self._read_book()[2]
+
+    def _read_book(self) -> tuple[str, Book, dict[str, PageOutline]]:
+        """The book of the live generation, built from its chunks once per generation."""
         generation = self.generation()
-        with self._outlines_lock:
-            if self._outlines[0] != generation:
-                self._outlines = (generation, build_outlines(self.chunk_payloads()))
-            return self._outlines[1]
+        with self._book_lock:
+            if self._book[0] != generation:
+                book = Book.from_payloads(self.chunk_payloads())
+                self._book = (generation, book, {page.page_url: page for page in book.pages})
+            return self._book
 
     def page(self, page_url: str) -> PageOutline | None:
         """The outline of the reader's page (a browser URL: origin, query and fragment ignored)."""
@@ -258,10 +274,7 @@ class Retriever:
     ) -> list[SectionResult]:
         """A page's sections in reading order, each assembled whole (within the section budget);
         with ``budget_tokens``, only the leading sections whose texts fit in it together."""
-        candidates = [
-            _Candidate(section_id, 1.0, payload)
-            for section_id, payload in zip(outline.section_ids, outline.first_payloads, strict=True)
-        ]
+        candidates = [_Candidate(section.id, 1.0, section.first) for section in outline.sections]
         sections = self._assemble("", candidates)
         return sections if budget_tokens is None else within_budget(sections, budget_tokens)
 
@@ -389,14 +402,14 @@ class Retriever:
         embedding on demand). Returns the number of passages embedded. Batches are small (about one
         embedding call) because stopping waits for the current one.
         """
-        first_chunk: dict[str, Hit] = {}
+        first_chunk: dict[str, ChunkPayload] = {}
         for hit in self._reader.all_chunks():
-            section_id = str(hit.payload.get("section_id", hit.id))
-            index = int(hit.payload.get("section_chunk_index", 0))
+            payload = ChunkPayload.from_payload(hit.payload)
+            section_id = _section_id(hit, payload)
             known = first_chunk.get(section_id)
-            if known is None or index < int(known.payload.get("section_chunk_index", 0)):
-                first_chunk[section_id] = hit
-        pending = [_Candidate(section_id, 0.0, hit.payload) for section_id, hit in first_chunk.items()]
+            if known is None or payload.section_chunk_index < known.section_chunk_index:
+                first_chunk[section_id] = payload
+        pending = [_Candidate(section_id, 0.0, payload) for section_id, payload in first_chunk.items()]
         embedded = 0
         for start in range(0, len(pending), sections_per_batch):
             if (stop is not None and stop.is_set()) or len(self._passage_vectors) >= PASSAGE_PREFILL_LIMIT:
@@ -415,8 +428,8 @@ class Retriever:
         by_section: dict[str, _Candidate] = {}
         seen_content: dict[tuple[str, str], str] = {}
         for hit in fused:  # best first
-            payload = hit.payload
-            section_id = str(payload.get("section_id", hit.id))
+            payload = ChunkPayload.from_payload(hit.payload)
+            section_id = _section_id(hit, payload)
             candidate = by_section.get(section_id)
             if candidate is None:
                 key = _dedupe_key(payload)
@@ -424,17 +437,13 @@ class Retriever:
                     continue
                 seen_content[key] = section_id
                 candidate = by_section[section_id] = _Candidate(section_id, hit.score, payload)
-            candidate.hits.append(int(payload.get("section_chunk_index", 0)))
+            candidate.hits.append(payload.section_chunk_index)
         return list(by_section.values())
 
     def _rerank(self, query: str, candidates: list[_Candidate]) -> list[_Candidate]:
         assert self._reranker is not None
         head = candidates[: self.settings.rerank_candidates]
-        passages = [
-            f"{c.payload.get('title', '')} › {c.payload.get('heading_text', '')}\n\n"
-            f"{c.payload.get('text', '')}"
-            for c in head
-        ]
+        passages = [f"{c.payload.title} › {c.payload.heading_text}\n\n{c.payload.text}" for c in head]
         scores = self._reranker.scores(query, passages)
         order = sorted(range(len(head)), key=lambda i: -scores[i])
         reranked = [head[i] for i in order]
@@ -445,9 +454,9 @@ class Retriever:
     def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
         chunks_by_section: dict[str, list[SectionChunk]] = {c.section_id: [] for c in chosen}
         for hit in self._reader.section_chunks(list(chunks_by_section)):
-            section_id = str(hit.payload.get("section_id"))
-            if section_id in chunks_by_section:
-                chunks_by_section[section_id].append(SectionChunk.from_payload(hit.payload))
+            payload = ChunkPayload.from_payload(hit.payload)
+            if payload.section_id in chunks_by_section:
+                chunks_by_section[str(payload.section_id)].append(SectionChunk.from_payload(payload))
         budget = self.settings.section_max_tokens
         results = []
         for candidate in chosen:
@@ -461,23 +470,23 @@ class Retriever:
             results.append(
                 SectionResult(
                     section_id=candidate.section_id,
-                    doc_path=str(p.get("doc_path", "")),
-                    doc_id=str(p.get("doc_id", "")),
-                    title=str(p.get("title", "")),
-                    heading=str(p.get("heading", "")),
-                    heading_text=str(p.get("heading_text", "")),
-                    heading_level=int(p.get("heading_level", 1)),
-                    breadcrumb=list(p.get("breadcrumb") or []),
-                    url=str(p.get("url", "")),
-                    page_url=str(p.get("page_url", "")),
-                    anchor=str(p.get("anchor", "")),
-                    module=p.get("module"),
-                    chapter=p.get("chapter"),
-                    version=p.get("version"),
-                    locale=p.get("locale"),
-                    content_type=str(p.get("content_type", "")),
+                    doc_path=p.doc_path,
+                    doc_id=p.doc_id,
+                    title=p.title,
+                    heading=p.heading,
+                    heading_text=p.heading_text,
+                    heading_level=p.heading_level,
+                    breadcrumb=list(p.breadcrumb),
+                    url=p.url or "",
+                    page_url=p.page_url,
+                    anchor=p.anchor,
+                    module=p.module,
+                    chapter=p.chapter,
+                    version=p.version,
+                    locale=p.locale,
+                    content_type=p.content_type or "",
                     score=candidate.score,
-                    snippet=make_snippet(str(p.get("text", "")), query),
+                    snippet=make_snippet(p.text, query),
                     text=built.text,
                     tokens=built.tokens,
                     truncated=built.truncated,

@@ -77,10 +77,8 @@ def checked_suggestions(
         return kept
     pages: list[_Page] = []
     for page_url, outline in retriever.outlines().items():
-        raw = (outline.first_payloads[0].get("suggestions") or []) if outline.first_payloads else []
-        proposed = [
-            (str(p.get("question", "")), bool(p.get("check", True))) for p in raw if isinstance(p, dict)
-        ]
+        raw = (outline.sections[0].first.suggestions or ()) if outline.sections else ()
+        proposed = [(proposal.question, proposal.check) for proposal in raw]
         page_questions = [q for q, check in proposed if not check][:per_page]
         to_search = deque(q for q, check in proposed if check)
         pages.append(_Page(page_url, proposed, to_search, per_page - len(page_questions)))

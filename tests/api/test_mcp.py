@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
 from docusite import FIXTURE_SITE
+from examplesite import EXAMPLE_SITE
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 TITLE = "Quokka Care"
@@ -323,6 +325,48 @@ def test_read_finds_a_page_whose_url_has_a_space(tmp_path: Path) -> None:
     async def session(client: Client) -> None:
         for url in ("/mysite/docs/misc/doc%20with%20space", "/mysite/docs/misc/doc with space"):
             assert (await call(client, "read", {"url": url}))["url"] == "/mysite/docs/misc/doc%20with%20space"
+
+    try:
+        with_client(server, session)
+    finally:
+        retriever.close()
+
+
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+
+
+def test_read_links_to_site_pages_not_to_source_files(tmp_path: Path) -> None:
+    """Regression: `read` gave the chunks' Markdown with the source's links between doc files
+    (`../01-foundations/02-differential-drive.mdx#…`), which an agent cannot open. They are the
+    pages' URLs now (absolute, from the site's `url`), anchors kept; code is left as written."""
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, EXAMPLE_SITE)
+    retriever = Retriever.open(settings)
+
+    async def opened() -> Retriever:
+        return retriever
+
+    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+    origin = "http://127.0.0.1:8000"  # the example's `url`
+
+    async def session(client: Client) -> None:
+        toc = await call(client, "contents", {})
+        pages = [p["url"] for m in toc["modules"] for c in m["chapters"] for p in c["pages"]]
+        targets: list[str] = []
+        for url in pages:
+            read = await call(client, "read", {"url": url})
+            targets += [m["target"] for m in LINK.finditer(read["markdown"])]
+        assert not [t for t in targets if re.search(r"\.mdx?(#|$)", t)]
+        pid = (await call(client, "read", {"url": "/docs/control/pid-control"}))["markdown"]
+        assert f"[differential drive]({origin}/docs/foundations/differential-drive)" in pid
+        assert f"[tuning by hand]({origin}/docs/control/lab-tuning#manual-tuning)" in pid
+        for target in targets:
+            if target.startswith(origin):
+                page, _, anchor = target[len(origin) :].partition("#")
+                assert page in pages
+                if anchor:
+                    read = await call(client, "read", {"url": target})
+                    assert read["kind"] == "section"
 
     try:
         with_client(server, session)

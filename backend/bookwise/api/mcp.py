@@ -38,7 +38,7 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
-from bookwise.ingest.book import Book, BookPage, BookSection
+from bookwise.ingest.book import Book, BookPage, BookSection, relink_outside_code
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
@@ -51,6 +51,18 @@ QuestionSink = Callable[[QuestionRecord], None]  # the question log's submit (ne
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
 )
+
+
+def _whole_text(
+    section: BookSection, page: BookPage, links: dict[tuple[str, str, str], str], origin: str
+) -> str:
+    """The whole section (nothing is left out), its links to doc files made the pages' URLs."""
+    text = assemble(
+        [SectionChunk.from_payload(p) for p in section.chunks], [], budget_tokens=0, count_tokens=lambda _: 0
+    ).text
+    return relink_outside_code(
+        text, page.doc_path, lambda path: links.get((page.version, page.locale, path)), origin
+    )
 
 
 def _section_markdown(section: BookSection, page_title: str, text: str) -> str:
@@ -185,19 +197,18 @@ class Edition:
     generation: str
     pages: list[BookPage]  # reading order
     by_url: dict[str, BookPage]  # keyed by their citation form (percent-encoded, as `site_url` writes it)
-    texts: dict[str, str]  # section id → the whole section, as its chunks assemble
+    texts: dict[str, str]  # section id → the whole section, as its chunks assemble, links relinked
     contents: Contents
 
     @classmethod
-    def of(cls, generation: str, book: Book, max_bytes: int) -> Edition:
+    def of(cls, generation: str, book: Book, max_bytes: int, origin: str = "") -> Edition:
+        """``origin``: the site's ``scheme://host``, for absolute links ("" keeps them site-relative)."""
         pages = list(book.reading)
+        # A link to another doc file (`../intro.mdx#a`) is that page's URL, as the site renders it:
+        # an agent cannot open a source file.
+        links = {(p.version, p.locale, p.doc_path): origin + site_url(p.page_url) for p in book.pages}
         texts = {
-            section.id: assemble(
-                [SectionChunk.from_payload(p) for p in section.chunks],
-                [],
-                budget_tokens=0,
-                count_tokens=lambda _: 0,  # the whole section: nothing is left out
-            ).text
+            section.id: _whole_text(section, page, links, origin)
             for page in pages
             for section in page.sections
         }
@@ -435,7 +446,7 @@ class BookTools:
 
     def _build(self, retriever: Retriever) -> Edition:
         generation, book = retriever.book()  # read with the payloads: a later switch rebuilds
-        return Edition.of(generation, book, self._contents_limits.max_bytes)
+        return Edition.of(generation, book, self._contents_limits.max_bytes, _origin(retriever.site_url))
 
 
 def _agent_record(

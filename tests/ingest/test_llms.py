@@ -104,11 +104,28 @@ def test_twins_keep_title_headings_and_code_and_drop_jsx_and_imports(tmp_path: P
     assert twin.startswith(
         "# Differential Drive Kinematics\n\nSource: http://127.0.0.1:8000/docs/foundations/"
     )
-    assert "\n## From wheel speeds to body velocity\n" in twin  # the heading, its {#id} removed
+    assert "\n## From wheel speeds to body velocity {#forward-kinematics}\n" in twin
     assert '```python title="diff_drive.py"\n' in twin and twin.count("```") % 2 == 0
     assert "def wheel_speeds(v, omega" in twin
     for jsx in ("import Tabs", "<Tabs", "<TabItem", "</TabItem>", "<details", "<summary"):
         assert jsx not in twin
+
+
+def test_twins_and_llms_full_keep_the_heading_ids_agents_link_to(tmp_path: Path) -> None:
+    """Regression: the `.md` twins and llms-full.txt dropped the heading ids (`{#ekf}`), so an agent
+    reading them could not build the `url#anchor` deep links the site and the MCP tools cite. Every
+    section heading now ends with its id, as `{#id}`; the page's own title has none (the page URL)."""
+    site, documents = write(EXAMPLE_SITE, tmp_path)
+    twin = (tmp_path / "docs/sensing/kalman-filter.md").read_text(encoding="utf-8")
+    full = (tmp_path / "llms-full.txt").read_text(encoding="utf-8")
+    ekf = "\n## Beyond one dimension: the extended Kalman filter {#ekf}\n"
+    assert ekf in twin and ekf in full
+    assert twin.startswith("# The Kalman Filter\n")
+    for document in documents:
+        lines = twin_file(tmp_path, document.url, site.base_url).read_text(encoding="utf-8").split("\n")
+        for section in document.sections:
+            if section.heading and section.level > 1:
+                assert f"{'#' * section.level} {section.heading} {{#{section.anchor}}}" in lines
 
 
 def test_fixture_twins_strip_esm_and_keep_tables(tmp_path: Path) -> None:

@@ -181,7 +181,7 @@ def render_page(document: Document, book: BookInfo, links: SourceLinks | None = 
     parts = [f"# {document.title}", f"Source: {_absolute(book, document.url)}"]
     for section in document.sections:
         if section.heading and not (section.level == 1 and section.heading_text == document.title):
-            parts.append(section.as_heading().markdown())
+            parts.append(section.as_heading().markdown(with_anchor=True))  # `## Title {#id}`
         for block in section.blocks:
             text = block.text.strip()
             if text and block.kind != "code" and links is not None:

@@ -24,8 +24,8 @@ from bookwise.api.services import IndexHandle
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
-from docusite import FIXTURE_SITE
-from examplesite import EXAMPLE_SITE
+from docusite import FIXTURE_SITE, read_built_pages, unresolved
+from examplesite import EXAMPLE_SITE, build_example, index_example
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 TITLE = "Quokka Care"
@@ -372,3 +372,33 @@ def test_read_links_to_site_pages_not_to_source_files(tmp_path: Path) -> None:
         with_client(server, session)
     finally:
         retriever.close()
+
+
+@pytest.mark.docusaurus
+def test_every_link_read_gives_opens_a_page_of_the_real_build(tmp_path: Path) -> None:
+    """The relinked Markdown of every page names built pages and their elements."""
+    build_dir = build_example()
+    settings, report = index_example(tmp_path / "data", build_dir)
+    assert report.errors == []
+    retriever = Retriever.open(settings)
+
+    async def opened() -> Retriever:
+        return retriever
+
+    server = build_mcp_server(TITLE, BookTools(opened, RequestLimits.from_settings(settings)))
+    links: list[str] = []
+
+    async def session(client: Client) -> None:
+        toc = await call(client, "contents", {})
+        for page in (p for m in toc["modules"] for c in m["chapters"] for p in c["pages"]):
+            markdown = (await call(client, "read", {"url": page["url"]}))["markdown"]
+            links.extend(match["target"] for match in LINK.finditer(markdown))
+
+    try:
+        with_client(server, session)
+    finally:
+        retriever.close()
+    origin = "http://127.0.0.1:8000"  # the example's `url`
+    internal = [link[len(origin) :] for link in links if link.startswith(origin + "/")]
+    assert len(internal) >= 10
+    assert unresolved(internal, read_built_pages(build_dir)) == []

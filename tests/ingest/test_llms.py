@@ -16,16 +16,19 @@ from bookwise.ingest.llms import (
     BookInfo,
     book_documents,
     llms_index,
+    read_book,
     render_page,
     source_links,
     twin_file,
     twin_url,
     write_llms,
 )
+from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.models import Block, Document, Section
 from bookwise.ingest.pipeline import ChunkingParams, ingest_site
 from bookwise.ingest.site import SiteConfig, read_site_config
-from examplesite import EXAMPLE_SITE
+from docusite import read_built_pages, unresolved
+from examplesite import EXAMPLE_SITE, MANIFEST_NAME, build_example
 
 FIXTURE_SITE = Path(__file__).resolve().parents[1] / "fixtures" / "docusite"
 PARAMS = ChunkingParams(10_000, 0, 0, 10_000, lambda text: len(text.split()))
@@ -311,3 +314,24 @@ def test_sidebar_order_puts_category_pages_first_and_unpositioned_items_last(
     site = read_site_config(site_dir)
     ordered = book_documents(ingest_site(site, PARAMS).documents, site)
     assert [d.title for d in ordered] == ["B landing", "One", "Two", "Intro", "X", "Zeta"]
+
+
+HEADING_ID = re.compile(r"^#{2,6} .* \{#(?P<id>[^}]+)\}$", flags=re.M)
+
+
+@pytest.mark.docusaurus
+def test_every_heading_id_in_the_twins_is_an_element_of_the_real_build(tmp_path: Path) -> None:
+    """The `{#id}` the twins write, after the Source URL, open the built page at that heading."""
+    build_dir = build_example()
+    site = read_site_config(EXAMPLE_SITE)
+    documents = ingest_site(site, PARAMS, built=load_manifests([build_dir / MANIFEST_NAME])).documents
+    write_llms(documents, site, read_book(site, "Robot Motion"), tmp_path)
+    urls: list[str] = []
+    for twin in tmp_path.rglob("*.md"):
+        text = twin.read_text(encoding="utf-8")
+        source = re.search(r"^Source: (\S+)$", text, flags=re.M)
+        assert source, twin
+        page = urlsplit(source[1]).path
+        urls += [f"{page}#{match['id']}" for match in HEADING_ID.finditer(text)]
+    assert len(urls) >= 40 and any(url.endswith("/docs/sensing/kalman-filter#ekf") for url in urls)
+    assert unresolved(urls, read_built_pages(build_dir)) == []

@@ -81,7 +81,6 @@ class ChunkPayload:
     def from_payload(cls, payload: Mapping[str, Any]) -> ChunkPayload:
         """A stored payload read back; what an older ingest did not write takes its default."""
         p = payload
-        known = {f.name for f in fields(cls)} | set(_FLAGS)
         return cls(
             doc_path=_text(p, "doc_path"),
             doc_id=_text(p, "doc_id"),
@@ -115,8 +114,11 @@ class ChunkPayload:
             total_chunks=int(p.get("total_chunks", 0)),
             section_chunk_total=int(p.get("section_chunk_total", 0)),
             content_hash=_text(p, "content_hash"),
-            extra={key: value for key, value in p.items() if key not in known},
+            extra={key: value for key, value in p.items() if key not in _KNOWN},
         )
+
+
+_KNOWN = frozenset(f.name for f in fields(ChunkPayload)) | frozenset(_FLAGS)
 
 
 def _text(payload: Mapping[str, Any], key: str) -> str:

@@ -4,21 +4,20 @@
     python scripts/gen_reference.py --check  # exit 1 and name the stale pages, writing nothing
 
 The code is the single source: a setting's description is its ``Field`` description, an error's is its
-class docstring, a command's is its argparse help, a route's is FastAPI's OpenAPI schema. The pages are
+class docstring, a command's is its argparse help, a route's is FastAPI's OpenAPI schema, an answer
+event's is its model's JSON Schema (also written for the widget's tests). The pages are
 Markdown that Docusaurus' MDX reads too: ``<``, ``{`` and ``}`` outside code spans are escaped.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import inspect
 import re
 import sys
 import tempfile
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -392,83 +391,57 @@ def http_page() -> str:
 
 
 SSE_INTRO = """
-## The events of `POST /api/chat`
+## SSE events
 
-An answer is a `text/event-stream`: `meta`, then `sources`, then `token` events, and exactly one
-`done` or `error` at the end, whatever fails. Each event's `data` is one JSON object. The events are not
-typed models: their fields below are read from the one place each is written
-(`bookwise/generation/answer.py`), so this list follows the code, but the fields' types are the
-code's, not a schema's ([The API](api.md) describes each).
+`POST /api/chat` answers with a `text/event-stream`: `meta`, then `sources`, then `token` events, and
+exactly one `done` or `error` at the end, whatever fails. Each event's `data` is one JSON object that
+holds every field below (`null` when it has no value). The tables are generated from the JSON Schema
+of the typed events (`bookwise/generation/events.py`); the schema itself is
+`widget/test/fixtures/answer-events.schema.json`, which the widget's tests check its event handling
+against. [The API](api.md) shows a whole stream.
 """
+SCHEMA_FILE = ROOT / "widget" / "test" / "fixtures" / "answer-events.schema.json"
 
 
-def _dict_keys(node: ast.AST, functions: dict[str, ast.FunctionDef], prefix: str = "") -> list[str]:
-    """The keys of the dict an expression builds, nested dicts as ``outer.inner``."""
-    if isinstance(node, ast.Call):
-        callee = node.func
-        name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
-        if name in functions and name != "encodable":  # encodable: the same value, made encodable
-            returned = [n.value for n in ast.walk(functions[name]) if isinstance(n, ast.Return) and n.value]
-            return _dict_keys(returned[-1], functions, prefix)
-        if name == "to_dict":
-            return [f"{prefix}{key}" for key in ("code", "message", "retryable")]
-        return [key for arg in node.args for key in _dict_keys(arg, functions, prefix)]
-    if isinstance(node, ast.Dict):
-        keys = []
-        for key, value in zip(node.keys, node.values, strict=True):
-            if key is None:  # ** unpacking
-                keys += _dict_keys(value, functions, prefix)
-            elif isinstance(key, ast.Constant):
-                keys.append(f"{prefix}{key.value}")
-                if isinstance(value, ast.Dict):
-                    keys += _dict_keys(value, functions, f"{prefix}{key.value}.")
-        return keys
-    return []
+def events_schema() -> dict[str, Any]:
+    from bookwise.generation.events import answer_events_schema
+
+    return answer_events_schema()
 
 
-def sse_events() -> dict[str, list[str]]:
-    from bookwise.generation import answer
+def events_schema_file() -> str:
+    import json
 
-    tree = ast.parse(Path(answer.__file__).read_text(encoding="utf-8"))
-    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-    events: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Event" and len(node.args) == 2:
-            name = node.args[0]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                keys = _dict_keys(node.args[1], functions)
-                events[name.value] = list(dict.fromkeys([*events.get(name.value, []), *keys]))
-    return events
+    return json.dumps(events_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def source_fields() -> list[str]:
-    """The fields of one entry of ``sources``: a section result's, but its private ones."""
-    from bookwise.retrieval import models
-
-    tree = ast.parse(Path(models.__file__).read_text(encoding="utf-8"))
-    private: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "to_source":
-            for loop in ast.walk(node):
-                if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Tuple):
-                    private |= {e.value for e in loop.iter.elts if isinstance(e, ast.Constant)}
-    return ["n", *(f.name for f in fields(models.SectionResult) if f.name not in private)]
+def field_table(schema: dict[str, Any]) -> str:
+    rows = [
+        [f"`{name}`", cell(schema_type(field)), cell(field.get("description", ""))]
+        for name, field in schema.get("properties", {}).items()
+    ]
+    return table(["field", "type", "description"], rows)
 
 
 def sse_section() -> str:
-    order = ["meta", "sources", "token", "done", "error"]
-    events = sse_events()
-    rows = [
-        [f"`{name}`", ", ".join(f"`{key}`" for key in events[name])]
-        for name in sorted(events, key=order.index)
+    schema = events_schema()
+    defs: dict[str, Any] = schema["$defs"]
+    events = [
+        (option["properties"]["event"]["const"], schema_type(option["properties"]["data"]))
+        for option in schema["oneOf"]
     ]
-    sources = ", ".join(f"`{name}`" for name in source_fields())
-    return (
-        SSE_INTRO
-        + "\n"
-        + table(["event", "fields of its data"], rows)
-        + f"\nEach entry of `sources` has the fields {sources}.\n"
-    )
+    rows = [
+        [f"`{name}`", f"[{model}](#{model.lower()})", cell(defs[model]["description"])]
+        for name, model in events
+    ]
+    parts = [SSE_INTRO, "\n", table(["event", "data", "what it says"], rows)]
+    for name, model in events:
+        parts.append(f"\n### {model}\n\nThe data of `{name}`. {text(defs[model]['description'])}\n\n")
+        parts.append(field_table(defs[model]))
+    parts.append("\n### Objects inside the events\n")
+    for model in sorted(set(defs) - {model for _, model in events}):
+        parts.append(f"\n#### {model}\n\n{text(defs[model]['description'])}\n\n" + field_table(defs[model]))
+    return "".join(parts)
 
 
 # --- the pages --------------------------------------------------------------------------------
@@ -482,7 +455,12 @@ PAGES: dict[str, Callable[[], str]] = {
 
 
 def generate() -> dict[Path, str]:
-    return {DOCS / name: build() for name, build in PAGES.items()}
+    """Every generated file: the pages, and the events' schema for the widget's tests."""
+    return {DOCS / name: build() for name, build in PAGES.items()} | {SCHEMA_FILE: events_schema_file()}
+
+
+def _shown(path: Path) -> str:
+    return f"docs/{path.name}" if path.parent == DOCS else str(path.relative_to(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,11 +473,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if args.check:
         for path in stale:
-            print(f"stale: docs/{path.name} (run: {COMMAND})")
+            print(f"stale: {_shown(path)} (run: {COMMAND})")
         return 1 if stale else 0
     for path in stale:
         path.write_text(pages[path], encoding="utf-8")
-        print(f"wrote docs/{path.name}")
+        print(f"wrote {_shown(path)}")
     return 0
 
 

@@ -62,6 +62,8 @@ def test_every_setting_error_command_and_route_is_on_its_page(pages: dict[Path, 
 def test_the_pages_are_mdx_safe(pages: dict[Path, str]) -> None:
     """Docusaurus reads `.md` as MDX: a bare `<` opens a tag and `{` an expression, outside code."""
     for path, text in pages.items():
+        if path.suffix != ".md":
+            continue  # the events' JSON Schema, for the widget's tests
         body, fenced = text.split("\n", 1)[1], False
         for line in body.splitlines():
             if line.startswith("```"):

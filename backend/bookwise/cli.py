@@ -18,6 +18,7 @@ from bookwise.errors import BookwiseError
 from bookwise.settings import Settings, describe_settings_error
 
 if TYPE_CHECKING:
+    from bookwise.generation.events import AnswerSummary
     from bookwise.ingest.site import SiteConfig
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -533,8 +534,9 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
     from bookwise import validation
     from bookwise.generation.answer import Answerer
+    from bookwise.generation.events import AnswerTrace, Token
     from bookwise.generation.llm import LLMClient
-    from bookwise.generation.models import ChatRequest, Event, Page
+    from bookwise.generation.models import ChatRequest, Page
     from bookwise.retrieval.retriever import Retriever
 
     # A selection or section scope is selected-text mode: without --selected-text it is refused
@@ -566,52 +568,50 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         page_url=args.page_url,
     )
 
-    async def run() -> list[Event]:
+    async def run() -> AnswerSummary:
         llm = LLMClient(settings) if settings.llm_base_url else None
         retriever = await anyio.to_thread.run_sync(Retriever.open, settings)
-        events: list[Event] = []
+        trace = AnswerTrace()
         try:
             answerer = Answerer(settings, retriever, llm)
             async for event in answerer.stream(await answerer.prepare(request)):
-                events.append(event)
+                trace.add(event)
                 if args.json:
                     print(
                         json.dumps({"event": event.name, "data": event.data}, ensure_ascii=False), flush=True
                     )
-                elif event.name == "token":
-                    print(event.data["text"], end="", flush=True)
+                elif isinstance(event, Token):
+                    print(event.text, end="", flush=True)
         finally:
             retriever.close()
             if llm is not None:
                 await llm.aclose()
-        return events
+        return trace.summary
 
-    events = anyio.run(run)
-    last = events[-1]
+    answer = anyio.run(run)
     if not args.json:
-        _print_answer_end(events)
-    return EXIT_OK if last.name == "done" else EXIT_ERRORS
+        _print_answer_end(answer)
+    return EXIT_OK if answer.done is not None else EXIT_ERRORS
 
 
-def _print_answer_end(events: list[Any]) -> None:
-    data = {event.name: event.data for event in events}
+def _print_answer_end(answer: AnswerSummary) -> None:
     print()
-    if "error" in data:
-        error = data["error"]
-        print(f"bookwise: error [{error['code']}]: {error['message']}", file=sys.stderr)
+    if answer.error is not None:
+        print(f"bookwise: error [{answer.error.code}]: {answer.error.message}", file=sys.stderr)
         return
-    done, sources = data["done"], data["sources"]["sources"]
-    cited = set(done["citations"])
+    done, cited = answer.done, set(answer.citations)
+    if done is None:  # a stream always ends with done or error
+        return
     print("\nSources:")
-    for source in sources:
-        mark = "*" if source["n"] in cited else " "
-        shown = source["heading_text"] and source["heading_text"] != source["title"]
-        heading = f" › {source['heading_text']}" if shown else ""
-        print(f" {mark}[{source['n']}] {source['title']}{heading}  {source['url']}")
-    for quote in done["quotes"]:
-        print(f'   [{quote["n"]}] "{quote["text"]}"')
-    if done["widen"]:
-        print(f"\n{done['widen']['label']}: ask again with --scope {done['widen']['scope']}")
+    for source in answer.sources:
+        mark = "*" if source.n in cited else " "
+        shown = source.heading_text and source.heading_text != source.title
+        heading = f" › {source.heading_text}" if shown else ""
+        print(f" {mark}[{source.n}] {source.title}{heading}  {source.url}")
+    for quote in done.quotes:
+        print(f'   [{quote.n}] "{quote.text}"')
+    if done.widen:
+        print(f"\n{done.widen.label}: ask again with --scope {done.widen.scope}")
 
 
 def _llms(args: argparse.Namespace, settings: Settings) -> int:

@@ -15,8 +15,9 @@ import httpx
 from bookwise.api.app import create_app
 from bookwise.api.routes.chat import answer_events
 from bookwise.api.server import uvicorn_options
+from bookwise.generation.events import AnswerEvent, Done, Meta, Timings
 from bookwise.generation.followup import SearchQuery
-from bookwise.generation.models import ChatRequest, Event, Prepared
+from bookwise.generation.models import ChatRequest, Prepared
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from servers import serve_in_thread
@@ -68,9 +69,16 @@ def test_library_and_server_warnings_are_json_lines_too(tmp_path: Path, log_line
 class Decided:
     """An answer stream that has decided its end: a done event the reader may never get."""
 
-    async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
-        yield Event("meta", {"request_id": "r-000001"})
-        yield Event("done", {"answer_kind": "extractive", "timings_ms": {"total": 1.0}, "usage": None})
+    async def stream(self, prepared: Prepared) -> AsyncIterator[AnswerEvent]:
+        yield Meta(
+            request_id="r-000001", mode="normal", action="ask", scope="book", quiz_turn=None,
+            index_version="g1", query="q", query_rewritten=False, query_method="as_asked",
+            answer_mode="extractive", model=None,
+        )  # fmt: skip
+        yield Done(
+            answer_kind="extractive", citations=[], dropped_citations=0, quotes=[], finish_reason="stop",
+            widen=None, timings_ms=Timings(retrieval=0.5, first_token=None, total=1.0), usage=None,
+        )  # fmt: skip
 
 
 def _prepared(request: ChatRequest) -> Prepared:
@@ -109,5 +117,5 @@ def test_chat_log_says_what_the_reader_was_sent_not_what_the_stream_decided(log_
     assert (full["outcome"], full["answer_kind"], full["timings_ms"]) == (
         "done",
         "extractive",
-        {"total": 1.0},
+        {"retrieval": 0.5, "first_token": None, "total": 1.0},
     )

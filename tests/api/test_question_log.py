@@ -22,8 +22,18 @@ from pydantic import SecretStr
 
 from apiserver import build_book, chat, running_api
 from bookwise.api.routes.chat import Logged, answer_events
+from bookwise.generation.events import (
+    AnswerEvent,
+    AnswerKind,
+    Done,
+    ErrorEvent,
+    Meta,
+    Source,
+    Sources,
+    Timings,
+)
 from bookwise.generation.followup import SearchQuery
-from bookwise.generation.models import ChatRequest, Event, Prepared
+from bookwise.generation.models import ChatRequest, Prepared
 from bookwise.insights.log import QuestionLog, StoreHandle
 from bookwise.insights.records import LogFilter
 from bookwise.insights.sql import SqlStore
@@ -171,29 +181,49 @@ def test_reason_is_only_for_a_thumbs_down(book: Settings, tmp_path: Path) -> Non
 class Scripted:
     """An answer stream that ends as told: the record must say what the reader was sent."""
 
-    def __init__(self, *ending: Event) -> None:
+    def __init__(self, *ending: AnswerEvent) -> None:
         self.ending = ending
 
-    async def stream(self) -> AsyncIterator[Event]:
-        yield Event("meta", {"request_id": "r-1"})
-        yield Event("sources", {"sources": [{"n": 1, "page_url": "/p", "anchor": "a", "title": "P"}]})
+    async def stream(self) -> AsyncIterator[AnswerEvent]:
+        yield Meta(
+            request_id="r-1", mode="selected_text", action="ask", scope="selection", quiz_turn=None,
+            index_version="g1", query="q", query_rewritten=False, query_method="as_asked",
+            answer_mode="llm", model="m",
+        )  # fmt: skip
+        source = Source(
+            n=1, doc_path="p.md", doc_id="p", title="P", heading="", heading_text="", heading_level=1,
+            breadcrumb=[], url="/p", page_url="/p", anchor="a", module=None, chapter=None, version=None,
+            locale=None, content_type="prose", score=1.0, snippet="",
+        )  # fmt: skip
+        yield Sources(sources=[source], sufficient_context=True)
         for event in self.ending:
             yield event
+
+
+def _done(kind: AnswerKind, citations: list[int]) -> Done:
+    timings = Timings(retrieval=1.0, first_token=None, total=2.0)
+    return Done(
+        answer_kind=kind, citations=citations, dropped_citations=0, quotes=[], finish_reason="stop",
+        widen=None, timings_ms=timings, usage=None,
+    )  # fmt: skip
+
+
+TIMED_OUT = ErrorEvent(code="llm_timeout", message="m", retryable=True, request_id="r-1")
 
 
 @pytest.mark.parametrize(
     ("ending", "outcome", "error_code"),
     [
-        ((Event("done", {"answer_kind": "generated", "citations": [1]}),), "answered", None),
-        ((Event("done", {"answer_kind": "extractive", "citations": [1]}),), "answered", None),
-        ((Event("done", {"answer_kind": "not_in_selection", "citations": []}),), "not_in_selection", None),
-        ((Event("done", {"answer_kind": "not_covered", "citations": []}),), "not_covered", None),
-        ((Event("error", {"code": "llm_timeout", "message": "m"}),), "error", "llm_timeout"),
+        ((_done("generated", [1]),), "answered", None),
+        ((_done("extractive", [1]),), "answered", None),
+        ((_done("not_in_selection", []),), "not_in_selection", None),
+        ((_done("not_covered", []),), "not_covered", None),
+        ((TIMED_OUT,), "error", "llm_timeout"),
         ((), "client_disconnected", None),
     ],
 )
 def test_the_outcome_is_read_from_the_end_event_sent(
-    tmp_path: Path, ending: tuple[Event, ...], outcome: str, error_code: str | None
+    tmp_path: Path, ending: tuple[AnswerEvent, ...], outcome: str, error_code: str | None
 ) -> None:
     handle = StoreHandle(lambda: open_store(tmp_path / "f.sqlite3"))
     log = QuestionLog(handle, enabled=True, retention_days=30)

@@ -17,7 +17,8 @@ import anyio
 import pytest
 
 from bookwise.generation.answer import Answerer
-from bookwise.generation.models import ChatRequest, Event, Page
+from bookwise.generation.events import AnswerEvent
+from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
 from bookwise.index.build import run_ingest
 from bookwise.index.factory import open_store
@@ -74,7 +75,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Answerer]:
 
 
 class Answer:
-    def __init__(self, events: list[Event]) -> None:
+    def __init__(self, events: list[AnswerEvent]) -> None:
         self.events = events
         self.meta: dict[str, Any] = events[0].data
         self.sources: list[dict[str, Any]] = events[1].data["sources"]
@@ -88,7 +89,7 @@ class Answer:
 
 
 def ask(answerer: Answerer, question: str, **fields: Any) -> Answer:
-    async def run() -> list[Event]:
+    async def run() -> list[AnswerEvent]:
         prepared = await answerer.prepare(ChatRequest(question=question, **fields))
         return [event async for event in answerer.stream(prepared)]
 

@@ -3,7 +3,6 @@ every stream still ends with exactly one terminal event, in valid UTF-8, within 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
@@ -14,8 +13,9 @@ import pytest
 from apiserver import BOOK, Stream, chat, hash_settings, ingest_hashed
 from bookwise.api.app import create_app
 from bookwise.generation.answer import Answerer
+from bookwise.generation.events import AnswerEvent, Sources
 from bookwise.generation.llm import Completion, LLMClient, Message
-from bookwise.generation.models import ChatRequest, Event
+from bookwise.generation.models import ChatRequest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.retrieval.retriever import Retriever
@@ -116,7 +116,7 @@ def test_lone_surrogates_reaching_the_answerer_directly_still_give_encodable_eve
         selected_text="Quokkas eat \ud800 peppermint.",
     )
 
-    async def answer() -> list[Event]:
+    async def answer() -> list[AnswerEvent]:
         llm = LLMClient(served.settings)
         try:
             answerer = Answerer(served.settings, served.retriever, llm)
@@ -128,8 +128,8 @@ def test_lone_surrogates_reaching_the_answerer_directly_still_give_encodable_eve
     names = [event.name for event in events]
     assert names[0] == "meta" and names[-1] == "done" and names.count("done") == 1, names
     for event in events:
-        json.dumps(event.data, ensure_ascii=False).encode("utf-8")  # what the stream writer does
-    assert "\ufffd" in events[1].data["sources"][0]["snippet"]
+        event.sse()[1].encode("utf-8")  # what the stream writer sends
+    assert isinstance(events[1], Sources) and "\ufffd" in events[1].sources[0].snippet
 
 
 def test_an_upstream_ignoring_max_tokens_is_cut_at_the_limit_and_marked_length(

@@ -9,7 +9,8 @@ import pytest
 
 from bookwise.generation import answer
 from bookwise.generation.answer import Answerer
-from bookwise.generation.models import ChatRequest, Event
+from bookwise.generation.events import AnswerEvent, Done, summarize
+from bookwise.generation.models import ChatRequest
 from bookwise.generation.outcome import declines
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
@@ -67,12 +68,12 @@ def test_answer_kind_is_carried_from_the_decision_not_read_from_the_text(
         "How many joeys per litter?", mode="selected_text", selected_text="Offer fresh leaves at sunrise."
     )
 
-    async def run() -> list[Event]:
+    async def run() -> list[AnswerEvent]:
         return [event async for event in answerer.stream(await answerer.prepare(request))]
 
-    events = anyio.run(run)
-    done = events[-1].data
-    assert events[-1].name == "done" and done["answer_kind"] == "not_in_selection"
-    assert done["citations"] == [] and done["widen"]["scope"] == "book"
-    tokens = "".join(e.data["text"] for e in events if e.name == "token")
-    assert tokens == "Nicht in der Auswahl, siehe [1]."
+    summary = summarize(anyio.run(run))
+    done = summary.done
+    assert isinstance(done, Done) and done.answer_kind == "not_in_selection"
+    assert done.citations == [] and done.widen is not None and done.widen.scope == "book"
+    assert summary.outcome == "not_in_selection" and summary.cited == ()
+    assert summary.text == "Nicht in der Auswahl, siehe [1]."

@@ -46,13 +46,13 @@ from bookwise.api.bearer import bearer_matches
 from bookwise.api.guard import error_response
 from bookwise.api.limits import StreamSlots
 from bookwise.errors import ConfigError, UnauthorizedError
+from bookwise.generation.events import AnswerEvent, AnswerTrace, Sources, Token
 from bookwise.settings import Settings
 
 if TYPE_CHECKING:  # at run time these come later (prometheus_client) or are not needed
     from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
     from bookwise.generation.llm import Call
-    from bookwise.generation.models import Event
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 PATH = "/metrics"
@@ -305,7 +305,7 @@ class Metrics:
             return StreamSlots(per_client, total)
         return MeteredStreamSlots(per_client, total, self._collectors.slots_in_use)
 
-    def watch(self, events: AsyncIterator[Event], *, started: float) -> AsyncIterator[Event]:
+    def watch(self, events: AsyncIterator[AnswerEvent], *, started: float) -> AsyncIterator[AnswerEvent]:
         """``events`` (an answer stream) unchanged, counted and timed from ``started`` (monotonic)."""
         if self._collectors is None:
             return events
@@ -313,24 +313,21 @@ class Metrics:
 
     @staticmethod
     async def _watched(
-        collectors: _Collectors, events: AsyncIterator[Event], started: float
-    ) -> AsyncIterator[Event]:
-        plan, kind, outcome, first_token = "unknown", "none", "client_disconnected", True
+        collectors: _Collectors, events: AsyncIterator[AnswerEvent], started: float
+    ) -> AsyncIterator[AnswerEvent]:
+        seen, plan = AnswerTrace(), "unknown"
         try:
             async for event in events:
-                if event.name == "meta":
-                    plan = _code(event.data.get("answer_mode"))
-                elif event.name == "sources":
+                seen.add(event)
+                plan = seen.meta.answer_mode if seen.meta is not None else "unknown"
+                if isinstance(event, Sources):
                     collectors.time_to_sources.labels(plan=plan).observe(time.monotonic() - started)
-                elif event.name == "token" and first_token:
-                    first_token = False
+                elif isinstance(event, Token) and len(seen.tokens) == 1:
                     collectors.time_to_first_token.labels(plan=plan).observe(time.monotonic() - started)
-                elif event.name == "done":
-                    kind, outcome = _code(event.data.get("answer_kind")), "done"
-                elif event.name == "error":
-                    outcome = _code(event.data.get("code"))
                 yield event
         finally:
+            answer = seen.summary
+            kind, outcome = answer.kind or "none", _code(answer.ending)
             collectors.answers.labels(plan=plan, answer_kind=kind, outcome=outcome).inc()
 
     def install(self, app: Any, *, generation: Callable[[], str | None]) -> None:

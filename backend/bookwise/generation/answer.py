@@ -2,8 +2,8 @@
 
 ``prepare`` validates (``bookwise.validation``: the rules the API and the CLI share), rewrites a
 follow-up, retrieves (or locates a selection) and plans the answer; any error it raises is returned
-before a stream opens. ``stream`` yields the events: ``meta``, ``sources``, ``token``…, then exactly
-one of ``done`` or ``error``. The API and ``bookwise ask`` both run this code.
+before a stream opens. ``stream`` yields the typed events of ``events.py``: ``meta``, ``sources``,
+``token``…, then exactly one of ``done`` or ``error``. The API and ``bookwise ask`` both run this code.
 
 Plans: ``llm`` (the model answers from the sources or the selection), ``extractive`` (no model:
 the book's own passages, quoted whole), ``not_covered`` (the book judged silent: say so and
@@ -20,26 +20,30 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 import anyio
 
 from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
+from bookwise.generation.events import (
+    AnswerEvent,
+    Done,
+    ErrorEvent,
+    Meta,
+    Source,
+    Sources,
+    Timings,
+    Token,
+    Usage,
+    Widen,
+    valid_text,
+)
 from bookwise.generation.evidence import PassagePlan, plan_passages
 from bookwise.generation.extractive import is_generic_ask, not_covered_text, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
-from bookwise.generation.llm import Completion, LLMClient, valid_text
-from bookwise.generation.models import (
-    AnswerKind,
-    ChatRequest,
-    Event,
-    Plan,
-    Prepared,
-    Scope,
-    Written,
-)
+from bookwise.generation.llm import Completion, LLMClient
+from bookwise.generation.models import AnswerKind, ChatRequest, Plan, Prepared, Scope, Written
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
     NOT_IN_SELECTION,
@@ -61,17 +65,6 @@ CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
 WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
 _log = logging.getLogger("bookwise.generation")
-
-
-def encodable(value: Any) -> Any:
-    """``value`` (an event's JSON data) with every string made valid Unicode (see ``valid_text``)."""
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, dict):
-        return {encodable(k): encodable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [encodable(v) for v in value]
-    return value
 
 
 def _valid_request(request: ChatRequest) -> ChatRequest:
@@ -270,32 +263,32 @@ class Answerer:
 
     # -- phase 2: the stream --------------------------------------------------------------------
 
-    def _meta(self, prepared: Prepared) -> dict[str, Any]:
+    def _meta(self, prepared: Prepared) -> Meta:
         request = prepared.request
-        return {
-            "request_id": request.request_id,
-            "mode": request.mode,
-            "action": request.action,
-            "scope": "page" if prepared.page_use is not None else request.effective_scope,
-            "quiz_turn": prepared.quiz_turn,
-            "index_version": prepared.index_version,
-            "query": prepared.query.text,
-            "query_rewritten": prepared.query.rewritten,
-            "query_method": prepared.query.method,
-            "answer_mode": "llm" if prepared.plan == "llm" else prepared.plan,
-            "model": self.llm.model if self.llm is not None and prepared.plan == "llm" else None,
-        }
+        return Meta(
+            request_id=request.request_id,
+            mode=request.mode,
+            action=request.action,
+            scope="page" if prepared.page_use is not None else request.effective_scope,
+            quiz_turn=prepared.quiz_turn,
+            index_version=prepared.index_version,
+            query=prepared.query.text,
+            query_rewritten=prepared.query.rewritten,
+            query_method=prepared.query.method,
+            answer_mode=prepared.plan,
+            model=self.llm.model if self.llm is not None and prepared.plan == "llm" else None,
+        )
 
-    async def stream(self, prepared: Prepared) -> AsyncIterator[Event]:
+    async def stream(self, prepared: Prepared) -> AsyncIterator[AnswerEvent]:
         """The events of one answer, ending with exactly one ``done`` or ``error``, whatever fails.
 
-        Every event's strings are valid Unicode (a lone surrogate from the model, the history or a
-        library caller becomes U+FFFD), so no event can fail to encode in the stream writer; any
-        exception but cancellation becomes the one ``error`` event.
+        Every event's strings are valid Unicode (``events.Text``: a lone surrogate from the model, the
+        history or a library caller becomes U+FFFD), so no event can fail to encode in the stream
+        writer; any exception but cancellation becomes the one ``error`` event.
         """
         try:
             async for event in self._events(prepared):
-                yield Event(event.name, encodable(event.data))
+                yield event
         except BookwiseError as error:
             # The event carries the code's public message; the detail is the operator's, in the log.
             _log.warning("answer_failed", extra={"fields": {"code": error.code, "detail": error.message}})
@@ -305,13 +298,13 @@ class Answerer:
             yield self._error(prepared, BookwiseError("internal error while answering; try again"))
 
     @staticmethod
-    def _error(prepared: Prepared, error: BookwiseError) -> Event:
-        return Event("error", encodable({**error.to_dict(), "request_id": prepared.request.request_id}))
+    def _error(prepared: Prepared, error: BookwiseError) -> ErrorEvent:
+        return ErrorEvent.of(error, prepared.request.request_id)
 
-    async def _events(self, prepared: Prepared) -> AsyncIterator[Event]:
-        yield Event("meta", self._meta(prepared))
-        sources = [{"n": n, **s.to_source()} for n, s in enumerate(prepared.sources, start=1)]
-        yield Event("sources", {"sources": sources, "sufficient_context": prepared.sufficient})
+    async def _events(self, prepared: Prepared) -> AsyncIterator[AnswerEvent]:
+        yield self._meta(prepared)
+        sources = [Source(n=n, **s.to_source()) for n, s in enumerate(prepared.sources, start=1)]
+        yield Sources(sources=sources, sufficient_context=prepared.sufficient)
         citations = CitationFilter(len(prepared.sources))
         answer: list[str] = []
         completion = Completion()
@@ -323,14 +316,14 @@ class Answerer:
                 if first_token_ms is None:
                     first_token_ms = (time.monotonic() - prepared.started) * 1000
                 answer.append(shown)
-                yield Event("token", {"text": shown})
+                yield Token(text=shown)
         tail = citations.flush()
         if tail:
             answer.append(tail)
-            yield Event("token", {"text": tail})
+            yield Token(text=tail)
         text = "".join(answer)
         kind = written.kind if written is not None else self._generated_kind(prepared, text, citations)
-        yield Event("done", self._done(prepared, kind, text, citations, completion, first_token_ms))
+        yield self._done(prepared, kind, text, citations, completion, first_token_ms)
 
     @staticmethod
     def written(prepared: Prepared) -> Written:
@@ -376,10 +369,10 @@ class Answerer:
         citations: CitationFilter,
         completion: Completion,
         first_token_ms: float | None,
-    ) -> dict[str, Any]:
+    ) -> Done:
         scope = prepared.request.effective_scope
         used = [] if kind in ("not_covered", "not_in_selection") else list(citations.used)
-        widen: dict[str, str] | None = None
+        widen: Widen | None = None
         if kind == "not_in_selection":
             widen = self._widen_from_selection(prepared)
         elif (
@@ -390,27 +383,27 @@ class Answerer:
         ):
             widen = self._widen_from_selection(prepared)  # a model would explain; the section may
         if scope == "section" and (kind == "not_covered" or not used):
-            widen = {"scope": "book", "label": "Ask the whole book"}
+            widen = Widen(scope="book", label="Ask the whole book")
         # An extractive answer is made of its quotes: a citations block would repeat them.
         quotes = quotes_for(text, prepared.sources, used) if prepared.plan == "llm" else []
-        return {
-            "answer_kind": kind,
-            "citations": used,
-            "dropped_citations": citations.dropped,
-            "quotes": [q.to_dict() for q in quotes],
-            "finish_reason": completion.finish_reason,
-            "widen": widen,
-            "timings_ms": {
-                "retrieval": round(prepared.retrieval_ms, 1),
-                "first_token": round(first_token_ms, 1) if first_token_ms is not None else None,
-                "total": round((time.monotonic() - prepared.started) * 1000, 1),
-            },
-            "usage": completion.usage,
-        }
+        return Done(
+            answer_kind=kind,
+            citations=used,
+            dropped_citations=citations.dropped,
+            quotes=quotes,
+            finish_reason=completion.finish_reason,
+            widen=widen,
+            timings_ms=Timings(
+                retrieval=round(prepared.retrieval_ms, 1),
+                first_token=round(first_token_ms, 1) if first_token_ms is not None else None,
+                total=round((time.monotonic() - prepared.started) * 1000, 1),
+            ),
+            usage=Usage(**completion.usage) if completion.usage is not None else None,
+        )
 
     @staticmethod
-    def _widen_from_selection(prepared: Prepared) -> dict[str, str]:
+    def _widen_from_selection(prepared: Prepared) -> Widen:
         if prepared.located:
             heading = prepared.sources[0].heading_text or prepared.sources[0].title
-            return {"scope": "section", "label": f"Ask about the whole section “{heading}”"}
-        return {"scope": "book", "label": "Ask the whole book"}
+            return Widen(scope="section", label=f"Ask about the whole section “{heading}”")
+        return Widen(scope="book", label="Ask the whole book")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bookwise.errors import GenerationError
+from bookwise.generation.events import QueryMethod
 from bookwise.generation.prompts import Message, Turn, rewrite_messages
 from bookwise.retrieval.topics import names_a_topic, topic_words
 
@@ -40,7 +41,7 @@ class Completer(Protocol):
 class SearchQuery:
     text: str
     rewritten: bool
-    method: str  # "as_asked", "llm", "fallback" or "selection"
+    method: QueryMethod
 
 
 def refers_back(question: str, history: Sequence[Turn]) -> bool:

@@ -43,6 +43,7 @@ from bookwise.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from bookwise.generation.events import SURROGATE, valid_text
 from bookwise.settings import Settings
 
 Message = dict[str, str]
@@ -58,13 +59,7 @@ _CONTENT_FILTERED = "the AI provider's content filter blocked this answer; try a
 # whole tokens) and at least one token per CHARS_PER_TOKEN characters (English averages about 4; 5
 # leaves room for long words, so an upstream that keeps its own limit is never cut before it).
 CHARS_PER_TOKEN = 5
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _HIGH_SURROGATE = re.compile(r"[\ud800-\udbff]$")
-
-
-def valid_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD, so it can always be encoded."""
-    return _SURROGATE.sub("\ufffd", text)
 
 
 def _join_pairs(text: str) -> str:
@@ -213,7 +208,7 @@ class _Reader:
         self._half = ""
         if _HIGH_SURROGATE.search(content):
             content, self._half = content[:-1], content[-1]
-        if _SURROGATE.search(content):
+        if SURROGATE.search(content):
             content = valid_text(_join_pairs(content))
         return content
 

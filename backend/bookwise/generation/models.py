@@ -1,27 +1,38 @@
-"""The values one answer passes between its phases: the request, what ``prepare`` decided, the events.
+"""The values one answer passes between its phases: the request and what ``prepare`` decided.
 
 Shared by ``answer.py`` (the two phases) and ``study_prep.py`` (study actions and questions about
-the reader's page), and by every caller: the API, ``bookwise ask`` and the answer evaluation.
+the reader's page), and by every caller: the API, ``bookwise ask`` and the answer evaluation. The
+events the stream yields are in ``events.py``, with the words the request and the events share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from bookwise.generation.events import Action, AnswerKind, AnswerMode, Mode, QuizTurn, Scope
 from bookwise.generation.evidence import PassagePlan
 from bookwise.generation.followup import SearchQuery
 from bookwise.generation.prompts import Message, Turn
 from bookwise.retrieval.models import SectionResult
 
-Mode = Literal["normal", "selected_text"]
-Scope = Literal["selection", "section", "book"]
-Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
+__all__ = [
+    "Action",
+    "AnswerKind",
+    "ChatRequest",
+    "Mode",
+    "Page",
+    "PageUse",
+    "Plan",
+    "Prepared",
+    "Scope",
+    "Written",
+]
+
 # What the reader's page is used for: a page action, or a question about "this page".
 PageUse = Literal["summarize", "exercises", "question", "quiz"]
-Plan = Literal["llm", "extractive", "not_covered"]
-AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
+Plan = AnswerMode  # what prepare decided, sent as meta's answer_mode
 
 
 @dataclass(frozen=True)
@@ -50,12 +61,6 @@ class ChatRequest:
         return "book" if self.mode == "normal" else (self.scope or "selection")
 
 
-@dataclass(frozen=True)
-class Event:
-    name: str  # meta, sources, token, done, error
-    data: dict[str, Any]
-
-
 @dataclass
 class Prepared:
     request: ChatRequest
@@ -72,7 +77,7 @@ class Prepared:
     evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
     unknown_names: tuple[str, ...] = ()  # names in the question that the book never mentions
     page_use: PageUse | None = None  # answered from the reader's page (a page action or "this page")
-    quiz_turn: Literal["question", "answer"] | None = None
+    quiz_turn: QuizTurn | None = None
     study: Written | None = None  # a study action's answer without a model, written in prepare
 
 

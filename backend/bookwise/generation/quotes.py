@@ -9,23 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from bookwise.generation.citations import strip_markers
+from bookwise.generation.events import Quote
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.snippets import flat, words
-
-
-@dataclass(frozen=True)
-class Quote:
-    n: int
-    text: str
-    url: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _claims(answer: str, n: int) -> str:
@@ -47,5 +36,5 @@ def quotes_for(answer: str, sources: Sequence[SectionResult], used: Sequence[int
         best = max(candidates, key=lambda text: (len(words(text) & claim), -candidates.index(text)))
         if flat(best) in answer_text:  # already quoted in the answer: no double citation
             continue
-        found.append(Quote(n, best, sources[n - 1].url))
+        found.append(Quote(n=n, text=best, url=sources[n - 1].url))
     return found

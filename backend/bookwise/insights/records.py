@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
-Outcome = Literal["answered", "not_covered", "not_in_selection", "error", "client_disconnected"]
+from bookwise.generation.events import Outcome as Outcome  # an answer's, decided where it is streamed
+
 Traffic = Literal["reader", "agent"]  # the widget / HTTP API, or an MCP tool call
 
 

@@ -7,7 +7,6 @@ stream's one ``error`` event.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -24,9 +23,10 @@ from bookwise.api.deps import Client, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
 from bookwise.generation.answer import Answerer
-from bookwise.generation.models import ChatRequest, Event, Prepared
+from bookwise.generation.events import AnswerEvent, AnswerSummary, AnswerTrace, Source, Sources
+from bookwise.generation.models import ChatRequest, Prepared
 from bookwise.insights.log import QuestionLog
-from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
+from bookwise.insights.records import CitedSection, QuestionRecord
 
 router = APIRouter()
 
@@ -86,43 +86,41 @@ class Logged:
         self.log = log
         self.asked_at = asked_at
         self.client = client  # hashed with the day's salt by the log's writer, never stored
-        self.sources: list[dict[str, Any]] = []
         self.ms_to_sources: float | None = None
 
 
 async def answer_events(
-    stream: AsyncIterator[Event], prepared: Prepared, question: ChatRequest, logged: Logged | None = None
+    stream: AsyncIterator[AnswerEvent],
+    prepared: Prepared,
+    question: ChatRequest,
+    logged: Logged | None = None,
 ) -> AsyncIterator[ServerSentEvent]:
-    ended: Event | None = None  # the done or error event, once the server has sent it
+    sent = AnswerTrace()  # what the reader was sent: each event is added once its send returned
     try:
         async for event in stream:
-            yield ServerSentEvent(data=json.dumps(event.data, ensure_ascii=False), event=event.name)
-            if event.name == "sources" and logged is not None:  # resumed after the send: it was sent
-                logged.sources = list(event.data.get("sources") or [])
+            name, data = event.sse()
+            yield ServerSentEvent(data=data, event=name)
+            sent.add(event)
+            if isinstance(event, Sources) and logged is not None:
                 logged.ms_to_sources = _ms_since(prepared.started)
-            if event.name in ("done", "error"):
-                ended = event  # resumed after the send: the reader was sent it
     finally:
-        log_event("chat", **_chat_log(prepared, question, ended))
+        answer = sent.summary
+        log_event("chat", **_chat_log(prepared, question, answer))
         if logged is not None and logged.log.enabled:
-            _submit(prepared, question, ended, logged)
+            _submit(prepared, question, answer, logged)
 
 
-def _submit(prepared: Prepared, question: ChatRequest, ended: Event | None, logged: Logged) -> None:
+def _submit(prepared: Prepared, question: ChatRequest, answer: AnswerSummary, logged: Logged) -> None:
     """Only queued here: a slow or broken store never holds the stream open (see ``insights.log``)."""
     try:
-        logged.log.submit(_question_record(prepared, question, ended, logged), logged.client)
+        logged.log.submit(_question_record(prepared, question, answer, logged), logged.client)
     except Exception as error:  # a bug in the log must not fail an answer already sent
         log_event("question_log_failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
 
 
-def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) -> dict[str, Any]:
+def _chat_log(prepared: Prepared, question: ChatRequest, answer: AnswerSummary) -> dict[str, Any]:
     """The log line of one answer: what its reader was sent (a stream cut before its end says so)."""
-    done = ended.data if ended is not None and ended.name == "done" else {}
-    if ended is None:
-        outcome = "client_disconnected"
-    else:
-        outcome = "done" if ended.name == "done" else str(ended.data.get("code"))
+    done = answer.done
     return {
         "request_id": question.request_id,
         "mode": question.mode,
@@ -133,56 +131,43 @@ def _chat_log(prepared: Prepared, question: ChatRequest, ended: Event | None) ->
         "selection_chars": len(question.selected_text),
         "sources": len(prepared.sources),
         "sufficient": prepared.sufficient,
-        "outcome": outcome,
-        "answer_kind": done.get("answer_kind"),
-        "timings_ms": done.get("timings_ms"),
-        "usage": done.get("usage"),
+        "outcome": answer.ending,
+        "answer_kind": answer.kind,
+        "timings_ms": done.timings_ms.model_dump() if done is not None else None,
+        "usage": done.usage.model_dump() if done is not None and done.usage is not None else None,
         "retrieval_ms": round(prepared.retrieval_ms, 1),
     }
 
 
-# What a finished answer's ``done`` event says it was (``answer_kind``), as the question log counts it.
-_OUTCOMES: dict[str, Outcome] = {"not_covered": "not_covered", "not_in_selection": "not_in_selection"}
-
-
 def _question_record(
-    prepared: Prepared, question: ChatRequest, ended: Event | None, logged: Logged
+    prepared: Prepared, question: ChatRequest, answer: AnswerSummary, logged: Logged
 ) -> QuestionRecord:
     """The question log's row of one answer, from the events its reader was sent (as ``_chat_log``)."""
-    done = ended.data if ended is not None and ended.name == "done" else {}
-    outcome: Outcome
-    if ended is None:
-        outcome = "client_disconnected"
-    elif ended.name == "error":
-        outcome = "error"
-    else:
-        outcome = _OUTCOMES.get(str(done.get("answer_kind")), "answered")
-    cited_numbers = set(done.get("citations") or ())
-    timings = done.get("timings_ms") or {}
+    timings = answer.timings
     page = question.page
     return QuestionRecord(
         created_at=logged.asked_at,
         request_id=question.request_id,
         question=question.question,
         mode=question.mode if question.action == "ask" else question.action,  # a study action by name
-        outcome=outcome,
+        outcome=answer.outcome,
         page_url=_without_query(page.url) if page else None,
         version=page.version if page else None,
         locale=page.locale if page else None,
         evidence=prepared.evidence,
-        cited=tuple(_cited(source) for source in logged.sources if source.get("n") in cited_numbers),
-        error_code=str(ended.data.get("code")) if ended is not None and ended.name == "error" else None,
+        cited=tuple(_cited(source) for source in answer.cited),
+        error_code=answer.error.code if answer.error is not None else None,
         ms_to_sources=logged.ms_to_sources,
-        ms_to_first_token=timings.get("first_token"),
-        ms_total=timings.get("total") or _ms_since(prepared.started),
+        ms_to_first_token=timings.first_token if timings is not None else None,
+        ms_total=(timings.total if timings is not None else None) or _ms_since(prepared.started),
     )
 
 
-def _cited(source: dict[str, Any]) -> CitedSection:
+def _cited(source: Source) -> CitedSection:
     return CitedSection(
-        url=str(source.get("page_url") or source.get("url") or ""),
-        heading_id=source.get("anchor") or None,
-        title=str(source.get("heading_text") or source.get("title") or ""),
+        url=source.page_url or source.url,
+        heading_id=source.anchor or None,
+        title=source.heading_text or source.title,
     )
 
 

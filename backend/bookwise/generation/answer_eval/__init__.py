@@ -53,7 +53,6 @@ from bookwise.generation.answer_eval.judge import (
 from bookwise.generation.answer_eval.questions import AnswerQuestion, load_answer_questions
 from bookwise.generation.answer_eval.report import SUMMARY_ROWS, AnswerEval, detail_lines, summary_lines
 from bookwise.generation.answer_eval.run import (
-    DECLINED_KINDS,
     MAX_WIDENINGS,
     WIDER,
     AnswerRun,
@@ -63,6 +62,7 @@ from bookwise.generation.answer_eval.run import (
 )
 from bookwise.generation.answer_eval.scoring import AnswerOutcome, Rate, metrics
 from bookwise.generation.answer_eval.sentences import answer_sentences
+from bookwise.generation.events import DECLINED_KINDS
 
 __all__ = [
     "DECLINED_KINDS",

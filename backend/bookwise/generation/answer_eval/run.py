@@ -6,17 +6,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from bookwise.errors import BookwiseError
 from bookwise.generation.answer import Answerer
 from bookwise.generation.citations import cited_numbers
+from bookwise.generation.events import DECLINED_KINDS, AnswerKind, AnswerSummary, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page, Scope
 from bookwise.retrieval.evaluation import Question, SectionKey
 from bookwise.retrieval.retriever import Retriever
 
 Outcome = Literal["answered", "declined", "error"]
-DECLINED_KINDS = frozenset({"not_covered", "not_in_selection"})
 MAX_WIDENINGS = 2  # selection → section → book
 WIDER: dict[str, Scope] = {"section": "section", "book": "book"}  # what done.widen may offer
 
@@ -32,7 +32,7 @@ class Source:
 class AnswerRun:
     scopes: tuple[str, ...]  # the scopes asked, in order (more than one after a widening)
     answer: str = ""
-    answer_kind: str | None = None  # from done; None when the answer ended in an error
+    answer_kind: AnswerKind | None = None  # from done; None when the answer ended in an error
     sources: tuple[Source, ...] = ()
     citations: tuple[int, ...] = ()
     quotes: tuple[str, ...] = ()
@@ -67,34 +67,26 @@ async def _ask(answerer: Answerer, request: ChatRequest) -> AnswerRun:
         prepared = await answerer.prepare(request)
     except BookwiseError as refused:
         return AnswerRun(scopes, error=refused.code)
-    texts = [section.text for section in prepared.sources]
-    tokens: list[str] = []
-    sources: tuple[Source, ...] = ()
-    done: dict[str, Any] | None = None
-    error: str | None = None
+    trace = AnswerTrace()
     async for event in answerer.stream(prepared):
-        if event.name == "sources":
-            sources = tuple(
-                Source(s["n"], (s["doc_path"], s["heading"]), texts[s["n"] - 1])
-                for s in event.data["sources"]
-            )
-        elif event.name == "token":
-            tokens.append(event.data["text"])
-        elif event.name == "done":
-            done = event.data
-        elif event.name == "error":
-            error = str(event.data.get("code", "error"))
+        trace.add(event)
+    return _run(scopes, trace.summary, texts=[section.text for section in prepared.sources])
+
+
+def _run(scopes: tuple[str, ...], answer: AnswerSummary, texts: list[str]) -> AnswerRun:
+    sources = tuple(Source(s.n, (s.doc_path, s.heading), texts[s.n - 1]) for s in answer.sources)
+    done = answer.done
     if done is None:
-        return AnswerRun(scopes, "".join(tokens), sources=sources, error=error or "no_done_event")
-    widen = done.get("widen")
+        error = answer.error.code if answer.error is not None else "no_done_event"
+        return AnswerRun(scopes, answer.text, sources=sources, error=error)
     return AnswerRun(
         scopes,
-        "".join(tokens),
-        answer_kind=str(done["answer_kind"]),
+        answer.text,
+        answer_kind=done.answer_kind,
         sources=sources,
-        citations=tuple(int(n) for n in done.get("citations", [])),
-        quotes=tuple(str(q["text"]) for q in done.get("quotes", [])),
-        widen=WIDER.get(str(widen["scope"])) if widen else None,
+        citations=answer.citations,
+        quotes=tuple(quote.text for quote in done.quotes),
+        widen=WIDER.get(done.widen.scope) if done.widen else None,
     )
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bookwise.api.logs import configure_logging
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.sql import SqlStore
-from bookwise.insights.store import open_store
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
 from browser import launched_chromium
@@ -280,7 +280,7 @@ def insights_target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Pat
 
 @pytest.fixture
 def insights_store(insights_target: str | Path) -> Iterator[SqlStore]:
-    opened = open_store(insights_target)
+    opened = open_insights_store(insights_target)
     assert isinstance(opened, SqlStore)
     try:
         yield opened

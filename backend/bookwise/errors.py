@@ -5,7 +5,7 @@
   - SourceError                 one source file cannot be ingested (reported, the rest goes on)
     - FrontMatterError · EncodingError · FileTooLargeError · MarkdownError
     - OutsideSiteError · BrokenSymlinkError · NotARegularFileError
-  - IndexError_                 the vector index cannot be used
+  - IndexUnusableError          the vector index cannot be used
     - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
     - RetrievalTimeoutError
     - IndexCorruptError · DiskFullError   (data-directory faults)
@@ -130,7 +130,7 @@ class NotARegularFileError(SourceError):
     code = "not_a_regular_file"
 
 
-class IndexError_(BookwiseError):  # trailing underscore: do not shadow the builtin
+class IndexUnusableError(BookwiseError):
     """The index cannot be used."""
 
     code = "index_error"
@@ -138,21 +138,21 @@ class IndexError_(BookwiseError):  # trailing underscore: do not shadow the buil
     public_message = "the book's index cannot be used right now"
 
 
-class ModelMismatchError(IndexError_):
+class ModelMismatchError(IndexUnusableError):
     """The index was built with another embedding model (rebuild with `bookwise ingest --reindex`)."""
 
     code = "embedding_model_mismatch"
     public_message = "the book's index was built with another embedding model; it must be rebuilt"
 
 
-class IndexNotFoundError(IndexError_):
+class IndexNotFoundError(IndexUnusableError):
     """Nothing has been ingested yet."""
 
     code = "index_not_found"
     public_message = "the book has not been indexed yet"
 
 
-class IndexBusyError(IndexError_):
+class IndexBusyError(IndexUnusableError):
     """Another ingest holds the write lock."""
 
     code = "index_busy"
@@ -160,7 +160,7 @@ class IndexBusyError(IndexError_):
     public_message = "the book's index is busy; try again shortly"
 
 
-class StoreUnavailableError(IndexError_):
+class StoreUnavailableError(IndexUnusableError):
     """Qdrant is unreachable or the index is unreadable."""
 
     code = "store_unavailable"
@@ -168,7 +168,7 @@ class StoreUnavailableError(IndexError_):
     public_message = "the book's index is unavailable; try again shortly"
 
 
-class RetrievalTimeoutError(IndexError_):
+class RetrievalTimeoutError(IndexUnusableError):
     """A request's retrieval (query embedding and search) took longer than
     `BOOKWISE_RETRIEVAL_TIMEOUT_S`."""
 
@@ -321,7 +321,7 @@ class MethodNotAllowedError(RequestRejected):
 # Data-directory faults: what the index layer cannot recover from by itself.
 
 
-class IndexCorruptError(IndexError_):
+class IndexCorruptError(IndexUnusableError):
     """Generations exist but none is complete and readable (a corrupt manifest, a crashed first
     ingest); rebuild with `bookwise ingest --reindex`."""
 
@@ -329,7 +329,7 @@ class IndexCorruptError(IndexError_):
     public_message = "the book's index is damaged; it must be rebuilt"
 
 
-class DiskFullError(IndexError_):
+class DiskFullError(IndexUnusableError):
     """The data dir's disk is below `BOOKWISE_MIN_FREE_DISK_MB` free, or a write hit `ENOSPC`:
     nothing was switched, the live index is untouched."""
 
@@ -379,7 +379,7 @@ class UnauthorizedError(RequestRejected):
 # Index compatibility.
 
 
-class IndexIncompatibleError(IndexError_):
+class IndexIncompatibleError(IndexUnusableError):
     """The index was built by a Bookwise whose chunker or BM25 scheme differs from this one (the
     manifest's `chunker_version`, `bm25_scheme`); detected at ingest and at serve instead of mixing:
     rebuild with `bookwise ingest --reindex`."""

@@ -10,6 +10,8 @@ import httpx
 import pytest
 
 from apiserver import build_book, chat, running_api
+from bookwise import __version__
+from bookwise.api.app import create_app
 from bookwise.settings import Settings
 
 
@@ -113,3 +115,9 @@ def test_config_serves_the_limits_a_widget_must_keep_to(tmp_path: Path) -> None:
     }
     assert kept.json()["error"]["code"] == "index_not_found"  # past validation: no index here
     assert cut.status_code == 422 and "history turn is too long" in cut.json()["error"]["message"]
+
+
+def test_the_openapi_document_carries_the_package_version(tmp_path: Path) -> None:
+    """The version was also written here as a literal: bumping the package's left it behind."""
+    settings = Settings(_env_file=None, data_dir=tmp_path, embedding_provider="hash", api_docs=True)  # type: ignore[call-arg]
+    assert create_app(settings).openapi()["info"]["version"] == __version__

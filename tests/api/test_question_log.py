@@ -34,10 +34,10 @@ from bookwise.generation.events import (
 )
 from bookwise.generation.followup import SearchQuery
 from bookwise.generation.models import ChatRequest, Prepared
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.log import QuestionLog, StoreHandle
 from bookwise.insights.records import LogFilter
 from bookwise.insights.sql import SqlStore
-from bookwise.insights.store import open_store
 from bookwise.settings import Settings
 from pgserver import PostgresServer
 from servers import closed_port_url
@@ -66,7 +66,7 @@ def stored(on_store: Settings) -> Iterator[Callable[[], SqlStore]]:
     opened: list[SqlStore] = []
 
     def open_it() -> SqlStore:
-        store = open_store(on_store.resolved_insights_db)
+        store = open_insights_store(on_store.resolved_insights_db)
         assert isinstance(store, SqlStore)
         opened.append(store)
         return store
@@ -145,7 +145,7 @@ def test_a_question_the_book_does_not_cover_is_logged_not_covered(book: Settings
     with running_api(settings) as url:
         request_id, events = answered(url, {"question": "How do I file my taxes?"})
     assert dict(events)["done"]["answer_kind"] == "not_covered"
-    store = open_store(settings.resolved_insights_db)
+    store = open_insights_store(settings.resolved_insights_db)
     try:
         [logged] = store.questions(LogFilter())
     finally:
@@ -160,7 +160,7 @@ def test_a_study_action_is_logged_by_its_name(book: Settings, tmp_path: Path) ->
         request_id, _ = answered(
             url, {"question": "", "mode": "selected_text", "selected_text": selection, "action": "explain"}
         )
-    store = open_store(settings.resolved_insights_db)
+    store = open_insights_store(settings.resolved_insights_db)
     try:
         [logged] = store.questions(LogFilter())
     finally:
@@ -225,7 +225,7 @@ TIMED_OUT = ErrorEvent(code="llm_timeout", message="m", retryable=True, request_
 def test_the_outcome_is_read_from_the_end_event_sent(
     tmp_path: Path, ending: tuple[AnswerEvent, ...], outcome: str, error_code: str | None
 ) -> None:
-    handle = StoreHandle(lambda: open_store(tmp_path / "f.sqlite3"))
+    handle = StoreHandle(lambda: open_insights_store(tmp_path / "f.sqlite3"))
     log = QuestionLog(handle, enabled=True, retention_days=30)
     request = ChatRequest("q", mode="selected_text", request_id="r-1")
     prepared = Prepared(request, SearchQuery("q", False, "as_asked"), [], True, "llm", [], "g1", 1.0, 0.0)
@@ -255,7 +255,7 @@ def test_mcp_searches_are_logged_as_agent_traffic(book: Settings, tmp_path: Path
                 assert not result.is_error
 
     anyio.run(search)
-    store = open_store(settings.resolved_insights_db)
+    store = open_insights_store(settings.resolved_insights_db)
     try:
         [logged] = store.questions(LogFilter())
     finally:

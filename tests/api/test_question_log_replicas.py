@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 
 from apiserver import build_book, chat, cli_env, wait_until_serving
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.records import LogFilter
 from bookwise.insights.sql import MIGRATIONS, SqlStore
-from bookwise.insights.store import open_store
 from pgserver import PostgresServer
 from servers import closed_port_url
 
@@ -87,7 +87,7 @@ def test_two_serve_processes_share_one_postgres_question_log(
         jobs = [pool.submit(answer_and_rate, url, n) for n in range(ANSWERS_PER_SERVER) for url in urls]
         sent = {job.result() for job in jobs}
     assert len(sent) == 2 * ANSWERS_PER_SERVER
-    store = open_store(database)
+    store = open_insights_store(database)
     try:
         assert isinstance(store, SqlStore)
         logged = store.questions(LogFilter())

@@ -28,7 +28,7 @@ from bookwise.errors import ConfigError, DiskFullError, IndexCorruptError
 from bookwise.index import edge
 from bookwise.index.adapt import model_dir
 from bookwise.index.build import IngestReport, run_ingest
-from bookwise.index.cache import EmbeddingCache
+from bookwise.index.cache import SqliteEmbeddingCache
 from bookwise.index.edge import EdgeReader, EdgeStore, complete_manifest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.sparse import Bm25Encoder
@@ -482,14 +482,14 @@ def test_corrupt_embedding_cache_is_rebuilt_with_a_warning_not_a_crash(
     report = ingest(settings, site)
     assert codes(report) == ["embedding_cache_corrupt"]
     assert report.index.switched and report.index.embedded == report.chunks  # nothing cached any more
-    rebuilt = EmbeddingCache(cache)
+    rebuilt = SqliteEmbeddingCache(cache)
     assert len(rebuilt.get_many("hash-384", [c[0] for c in store_chunks(settings)])) == report.chunks
     rebuilt.close()
 
 
 def test_embedding_cache_corrupt_past_its_header_is_rebuilt_when_read(tmp_path: Path, faults: Faults) -> None:
     path = tmp_path / "embeddings.sqlite"
-    cache = EmbeddingCache(path)
+    cache = SqliteEmbeddingCache(path)
     cache.put_many("m", {f"h{n}": [float(n)] * 64 for n in range(2000)})
     cache.close()
     db = sqlite3.connect(path)
@@ -498,7 +498,7 @@ def test_embedding_cache_corrupt_past_its_header_is_rebuilt_when_read(tmp_path: 
     with open(path, "r+b") as handle:  # trash the table's pages, keep the header and schema page
         handle.seek(8192)
         handle.write(b"\xff" * 65536)
-    cache = EmbeddingCache(path)
+    cache = SqliteEmbeddingCache(path)
     assert cache.get_many("m", [f"h{n}" for n in range(2000)]) == {}
     cache.put_many("m", {"h1": [1.0]})
     assert cache.get_many("m", ["h1"]) == {"h1": [1.0]}

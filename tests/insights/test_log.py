@@ -14,10 +14,11 @@ from pydantic import ValidationError
 
 from bookwise.cli import main
 from bookwise.errors import InsightsStoreError
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.log import KEY_FILE, QuestionLog, ReaderKey, StoreHandle, reader_hash
 from bookwise.insights.records import LogFilter, QuestionRecord
 from bookwise.insights.sql import SqlStore
-from bookwise.insights.store import Store, open_store
+from bookwise.insights.store import Store
 from bookwise.settings import Settings
 
 
@@ -50,7 +51,7 @@ def rows_of(store: Store, count: int, timeout: float = 10.0) -> list[QuestionRec
 
 @pytest.fixture
 def handle(target: str | Path) -> Iterator[StoreHandle]:
-    opened = StoreHandle(lambda: open_store(target))
+    opened = StoreHandle(lambda: open_insights_store(target))
     yield opened
     opened.close()
 
@@ -147,14 +148,14 @@ def test_cli_forget_before_deletes_older_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "feedback.sqlite3"
-    store = open_store(path)
+    store = open_insights_store(path)
     store.add_question(record(1, at=datetime(2026, 3, 31, 23, 59, tzinfo=UTC)))
     store.add_question(record(2, at=datetime(2026, 4, 1, 0, 0, tzinfo=UTC)))
     store.close()
     monkeypatch.setenv("BOOKWISE_FEEDBACK_DB", str(path))
     assert main(["insights", "--forget-before", "2026-04-01"]) == 0
     assert "deleted 1 " in capsys.readouterr().out
-    store = open_store(path)
+    store = open_insights_store(path)
     try:
         assert [q.request_id for q in store.questions(LogFilter())] == ["r2"]
     finally:

@@ -13,8 +13,8 @@ import pytest
 from reportdata import DAY0, SITE, cite, question, vote
 
 from apiserver import build_book, cli_env
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.records import QuestionRecord
-from bookwise.insights.store import open_store
 from bookwise.settings import Settings
 
 
@@ -48,7 +48,7 @@ def logged(settings: Settings) -> list[QuestionRecord]:
         question("How do I vaccinate a quokka?", 2, 6, outcome="not_covered", evidence=0.2),
         question("Does the Vegemite brand suit marsupials?", 2, 7, outcome="not_covered", evidence=0.1),
     ]
-    store = open_store(settings.resolved_feedback_db)
+    store = open_insights_store(settings.resolved_feedback_db)
     try:
         for record in log:
             store.add_question(record)

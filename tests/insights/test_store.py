@@ -11,10 +11,10 @@ import psycopg
 import pytest
 
 from bookwise.errors import InsightsStoreError
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.records import CitedSection, FeedbackRecord, LogFilter, QuestionRecord
 from bookwise.insights.sql import LATEST_VERSION, MIGRATIONS, SqlStore
 from bookwise.insights.sqlite import SqliteStore
-from bookwise.insights.store import open_store
 from pgserver import PostgresServer
 from servers import closed_port_url
 
@@ -111,7 +111,7 @@ def test_forget_before_deletes_older_questions_and_ratings_only(store: SqlStore)
 def test_reader_hash_salt_is_not_in_the_store_an_earlier_versions_salts_are_deleted(
     target: str | Path,
 ) -> None:
-    store = open_store(target)
+    store = open_insights_store(target)
     try:
         assert isinstance(store, SqlStore)
         assert not hasattr(store, "reader_salt")  # the store cannot make or hand out a salt
@@ -120,7 +120,7 @@ def test_reader_hash_salt_is_not_in_the_store_an_earlier_versions_salts_are_dele
         store._run("DELETE FROM schema_version WHERE version = ?", (LATEST_VERSION,))
     finally:
         store.close()
-    reopened = open_store(target)
+    reopened = open_insights_store(target)
     try:
         assert isinstance(reopened, SqlStore) and reopened.schema_version() == LATEST_VERSION
         assert list(reopened.rows("reader_salts")) == []
@@ -190,7 +190,7 @@ def test_a_postgres_store_at_the_first_version_is_migrated_forward(postgres: Pos
             "INSERT INTO feedback (created_at, request_id, rating, question, answer, sources, comment)"
             " VALUES (now(), 'kept', 'up', 'q', 'a', '[]', '')"
         )
-    store = open_store(url)
+    store = open_insights_store(url)
     try:
         assert store.schema_version() == LATEST_VERSION
         assert [(f.request_id, f.reason) for f in store.feedback(LogFilter())] == [("kept", None)]
@@ -199,7 +199,7 @@ def test_a_postgres_store_at_the_first_version_is_migrated_forward(postgres: Pos
 
 
 def test_a_store_from_a_newer_version_is_refused_not_downgraded(target: str | Path) -> None:
-    store = open_store(target)
+    store = open_insights_store(target)
     assert isinstance(store, SqlStore)
     with store._transaction():
         store._run(
@@ -207,7 +207,7 @@ def test_a_store_from_a_newer_version_is_refused_not_downgraded(target: str | Pa
         )
     store.close()
     with pytest.raises(InsightsStoreError, match="newer Bookwise"):
-        open_store(target)
+        open_insights_store(target)
 
 
 def test_processes_starting_together_migrate_once(postgres: PostgresServer) -> None:
@@ -217,7 +217,7 @@ def test_processes_starting_together_migrate_once(postgres: PostgresServer) -> N
 
     def start() -> None:
         try:
-            store = open_store(url)
+            store = open_insights_store(url)
             assert isinstance(store, SqlStore)
             opened.append(store)
         except BaseException as error:
@@ -239,7 +239,7 @@ def test_processes_starting_together_migrate_once(postgres: PostgresServer) -> N
 def test_an_unreachable_postgres_is_a_store_error_that_never_shows_the_password() -> None:
     port = closed_port_url().rsplit(":", 1)[1]
     with pytest.raises(InsightsStoreError) as raised:
-        open_store(f"postgresql://bookwise:s3cret-pw@127.0.0.1:{port}/bookwise", connect_timeout_s=1)
+        open_insights_store(f"postgresql://bookwise:s3cret-pw@127.0.0.1:{port}/bookwise", connect_timeout_s=1)
     assert "s3cret-pw" not in raised.value.message and raised.value.code == "insights_store_unavailable"
     assert f"127.0.0.1:{port}" in raised.value.message
 
@@ -248,7 +248,7 @@ def test_a_corrupt_sqlite_file_is_a_store_error(tmp_path: Path) -> None:
     corrupt = tmp_path / "feedback.sqlite3"
     corrupt.write_bytes(b"this is not a database\x00" * 500)
     with pytest.raises(InsightsStoreError, match="feedback.sqlite3"):
-        open_store(corrupt)
+        open_insights_store(corrupt)
 
 
 def test_a_sqlite_store_over_its_cap_deletes_its_oldest_questions_too(tmp_path: Path) -> None:
@@ -266,7 +266,7 @@ def test_a_sqlite_store_over_its_cap_deletes_its_oldest_questions_too(tmp_path: 
 
 def test_a_postgres_connection_cut_fails_one_call_and_the_next_reconnects(postgres: PostgresServer) -> None:
     url = postgres.create_database()
-    store = open_store(url)
+    store = open_insights_store(url)
     try:
         store.add_question(question("before"))
         with psycopg.connect(url, autocommit=True) as admin:  # as a server restart or a proxy would
@@ -295,5 +295,5 @@ def test_many_questions_are_written_at_once_in_order(store: SqlStore) -> None:
 )
 def test_a_malformed_postgres_url_is_a_store_error_that_never_shows_the_password(url: str) -> None:
     with pytest.raises(InsightsStoreError) as raised:
-        open_store(url)
+        open_insights_store(url)
     assert "s3cret-pw" not in raised.value.message and "not a valid PostgreSQL URL" in raised.value.message

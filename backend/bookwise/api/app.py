@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio.to_thread
 from fastapi import FastAPI
 
+from bookwise import __version__
 from bookwise.api.guard import Guard, JsonCORSMiddleware
 from bookwise.api.handlers import install_error_handlers
 from bookwise.api.limits import RateLimiter
@@ -85,7 +86,7 @@ def create_app(
     book = build_mcp_server(settings.book_title, tools)
     app = FastAPI(
         title="Bookwise",
-        version="0.1.0",
+        version=__version__,
         lifespan=_lifespan(
             shared, rate_limiter, settings.qdrant_url or "edge", lambda: book.session_manager.run()
         ),

@@ -29,13 +29,14 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+# Re-exported for mcp.py and metrics.py until they import it from bookwise.api.errors.
+from bookwise.api.errors import error_response as error_response
 from bookwise.api.limits import RateLimiter, client_key
 from bookwise.api.logs import client_request_id_var, log_event, request_id_var
 from bookwise.errors import (
-    BookwiseError,
     HostNotAllowedError,
     MalformedRequestError,
     OriginNotAllowedError,
@@ -63,18 +64,6 @@ def log_refused_origin(origin: str) -> None:
         logging.WARNING,
         origin=origin,
         hint=f"if this is your site, allow it: BOOKWISE_ALLOWED_ORIGINS={origin} (comma-separated list)",
-    )
-
-
-def error_response(error: BookwiseError, request_id: str) -> JSONResponse:
-    headers = {}
-    retry_after = getattr(error, "retry_after", None)
-    if retry_after is not None:
-        headers["Retry-After"] = str(int(max(retry_after, 1)))
-    return JSONResponse(
-        {"error": {**error.to_dict(), "request_id": request_id}},
-        status_code=error.status_code,
-        headers=headers,
     )
 
 

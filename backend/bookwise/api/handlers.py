@@ -1,4 +1,4 @@
-"""Every failure answered in the one error shape (``guard.error_response``), with the request id."""
+"""Every failure answered in the one error shape (``bookwise.api.errors``), with the request id."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from bookwise.api.deps import request_id
-from bookwise.api.guard import error_response
+from bookwise.api.errors import error_response
 from bookwise.api.logs import log_event, mark_logged
 from bookwise.errors import BookwiseError, InvalidRequestError, NotFoundError, RequestRejected
 

@@ -13,10 +13,12 @@ import sys
 import time
 from typing import IO, Any
 
+from bookwise.logs import event_logger
+
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="")
 # The client's own X-Request-ID, if it sent one: logged beside ours, for correlation only.
 client_request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("client_request_id", default="")
-logger = logging.getLogger("bookwise.api")
+log_event = event_logger("bookwise.api")
 
 
 class JsonFormatter(logging.Formatter):
@@ -66,7 +68,3 @@ def configure_logging(level: str = "INFO", stream: IO[str] | None = None) -> log
         named.propagate = True
     logging.getLogger("bookwise").setLevel(level)
     return handler
-
-
-def log_event(event: str, level: int = logging.INFO, **fields: Any) -> None:
-    logger.log(level, event, extra={"fields": fields})

@@ -23,8 +23,8 @@ from bookwise.api.logs import log_event
 from bookwise.api.metrics import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.llm import LLMClient
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.log import QuestionLog, ReaderKey, StoreHandle
-from bookwise.insights.store import open_store
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.suggestions import SuggestionStore
 from bookwise.settings import Settings
@@ -126,7 +126,7 @@ class Services:
 def insights_store(settings: Settings) -> StoreHandle:
     """The store of feedback and the question log: PostgreSQL by URL, else the SQLite file."""
     target, max_bytes = settings.resolved_insights_db, settings.feedback_max_bytes
-    return StoreHandle(lambda: open_store(target, max_bytes=max_bytes))
+    return StoreHandle(lambda: open_insights_store(target, max_bytes=max_bytes))
 
 
 def build_services(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bookwise.index.adapt import MIN_PAIRS, AdaptParams, adapt, adapted_name, model_dir, training_pairs
-from bookwise.index.cache import EmbeddingCache
+from bookwise.index.cache import SqliteEmbeddingCache
 from bookwise.index.embedders import Embedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.faults import MB, ensure_free_space, warn
@@ -162,12 +162,12 @@ def run_ingest(
     with _collect_faults(report.warnings):  # the report lists the faults survived
         own_store = store is None
         store = store or open_store(settings)
-        cache: EmbeddingCache | None = None
+        cache: SqliteEmbeddingCache | None = None
         try:
             if not dry_run:  # before anything is written: Edge on a full disk dies of SIGBUS, silently
                 store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
                 ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
-            cache = EmbeddingCache(settings.data_dir / "embeddings.sqlite")
+            cache = SqliteEmbeddingCache(settings.data_dir / "embeddings.sqlite")
             if embedder is None:
                 adapt_started = time.perf_counter()
                 embedder, adapted = _site_embedder(

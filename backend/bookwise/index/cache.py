@@ -28,7 +28,7 @@ def _is_full(exc: sqlite3.DatabaseError, path: Path) -> bool:
     return _code(exc) == sqlite3.SQLITE_IOERR and free_bytes(path.parent) < MB
 
 
-class EmbeddingCache:
+class SqliteEmbeddingCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from bookwise.index.cache import EmbeddingCache
+from bookwise.index.cache import SqliteEmbeddingCache
 from bookwise.index.embedders import Embedder
 from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder
 from bookwise.index.store import IndexManifest, IndexPoint, IndexStore, payload_hash
@@ -52,7 +52,7 @@ def sync_index(
     chunks: Sequence[Chunk],
     store: IndexStore,
     embedder: Embedder,
-    cache: EmbeddingCache,
+    cache: SqliteEmbeddingCache,
     *,
     site_info: dict[str, Any] | None = None,
     docs_commit: str | None = None,

@@ -35,6 +35,7 @@ from pathlib import Path
 from bookwise.errors import InsightsStoreError
 from bookwise.insights.records import QuestionRecord, site_path
 from bookwise.insights.store import Store
+from bookwise.logs import event_logger
 from bookwise.settings import Settings
 
 REOPEN_EVERY_S = 5.0  # how often a store that would not open is tried again
@@ -44,10 +45,7 @@ STOP_WAIT_S = 5.0  # at shutdown, the longest the writer may take to write what 
 BATCH = 200  # records queued together are written in one transaction (one disk sync)
 
 _log = logging.getLogger("bookwise.insights")
-
-
-def log_event(event: str, level: int = logging.INFO, **fields: object) -> None:
-    _log.log(level, event, extra={"fields": fields})
+log_event = event_logger("bookwise.insights")
 
 
 class StoreHandle:

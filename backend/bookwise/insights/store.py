@@ -2,7 +2,7 @@
 
 SQLite (one file in the data dir, zero setup) is the default; PostgreSQL, given by URL, lets several
 API processes and replicas write one log. Both speak the same SQL, written once in
-``bookwise.insights.sql``; ``open_store`` picks the engine from its argument.
+``bookwise.insights.sql``; ``bookwise.insights.factory.open_insights_store`` picks the engine.
 
 Every method blocks (the API calls them in a worker thread) and raises ``InsightsStoreError`` when
 the database cannot be reached, migrated, read or written: callers never see a driver's exception.
@@ -13,12 +13,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
+from typing import Any
 
 from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
-
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-DEFAULT_CONNECT_TIMEOUT_S = 5.0
 
 
 class Store(ABC):
@@ -57,26 +54,8 @@ class Store(ABC):
         """Release the connection; further calls fail."""
 
 
-def is_postgres_url(target: str | Path) -> bool:
-    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+def open_store(*args: Any, **kwargs: Any) -> Store:
+    """The old name of ``open_insights_store``, until cli.py imports the new one."""
+    from bookwise.insights.factory import open_insights_store
 
-
-def open_store(
-    target: str | Path,
-    *,
-    max_bytes: int | None = None,
-    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-) -> Store:
-    """Open (creating and migrating if needed) the store at ``target``.
-
-    ``target`` is a ``postgresql://`` URL, or the path of a SQLite file (created with its folder).
-    ``max_bytes`` caps a SQLite file's used space (the oldest rows are deleted first); PostgreSQL's
-    space is its operator's to manage, with the retention setting.
-    """
-    if is_postgres_url(target):
-        from bookwise.insights.postgres import PostgresStore  # psycopg is loaded only when used
-
-        return PostgresStore(str(target), connect_timeout_s=connect_timeout_s)
-    from bookwise.insights.sqlite import SqliteStore
-
-    return SqliteStore(Path(target), max_bytes=max_bytes, busy_timeout_s=connect_timeout_s)
+    return open_insights_store(*args, **kwargs)

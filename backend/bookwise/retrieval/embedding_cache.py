@@ -18,7 +18,9 @@ EmbedMany = Callable[[Sequence[str]], list[list[float]]]
 Vector = npt.NDArray[np.float32]
 
 
-class EmbeddingCache:
+class PassageVectorCache:
+    """Passage text -> its vector, in memory, the least recently used forgotten past ``capacity``."""
+
     def __init__(self, embed_many: EmbedMany, capacity: int) -> None:
         self._embed_many = embed_many
         self.capacity = capacity
@@ -56,3 +58,6 @@ class EmbeddingCache:
 
 def _array(vector: Sequence[float]) -> Vector:
     return np.asarray(vector, dtype=np.float32)
+
+
+EmbeddingCache = PassageVectorCache  # the old name, until retriever.py imports the new one

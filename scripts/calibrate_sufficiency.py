@@ -22,8 +22,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from bookwise.retrieval.calibration import fit_model
-from bookwise.retrieval.evaluation import load_questions
+from bookwise.evaluation.calibration import fit_model
+from bookwise.evaluation.retrieval import load_questions
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.sufficiency import MODEL_PATH, SufficiencyModel
 from bookwise.settings import Settings

@@ -1,4 +1,5 @@
-"""The package layout is the data flow: a stage never imports a later one."""
+"""The package layout is the data flow: a stage never imports a later one, and the runtime never
+imports the evaluation that measures it (only the CLI and the scripts may)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import bookwise
 
 STAGES = ["ingest", "index", "retrieval", "generation", "insights", "api"]
+EVALUATION = "evaluation"  # beside the stages: it depends on them, never the reverse
 ROOT = Path(bookwise.__file__).parent
 
 
@@ -21,7 +23,7 @@ def imported_stages(path: Path) -> set[str]:
         )
         for name in names:
             parts = name.split(".")
-            if len(parts) > 1 and parts[0] == "bookwise" and parts[1] in STAGES:
+            if len(parts) > 1 and parts[0] == "bookwise" and parts[1] in [*STAGES, EVALUATION]:
                 found.add(parts[1])
     return found
 
@@ -34,3 +36,19 @@ def test_no_stage_imports_a_later_stage() -> None:
             assert not later, f"{path.relative_to(ROOT)} imports later stage(s) {sorted(later)}"
             checked += 1
     assert checked > 10
+
+
+def test_nothing_but_the_cli_imports_the_evaluation() -> None:
+    runtime = [*(p for stage in STAGES for p in (ROOT / stage).rglob("*.py")), *ROOT.glob("*.py")]
+    importers = [
+        str(path.relative_to(ROOT))
+        for path in runtime
+        if path.name != "cli.py" and EVALUATION in imported_stages(path)
+    ]
+    assert importers == []
+
+
+def test_the_evaluation_is_checked_and_the_cli_may_use_it() -> None:
+    """The check above can fail: the evaluation is there, and the CLI imports it."""
+    assert len(list((ROOT / EVALUATION).rglob("*.py"))) > 5
+    assert EVALUATION in imported_stages(ROOT / "cli.py")

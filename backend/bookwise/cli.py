@@ -288,7 +288,7 @@ def _print_eval(summary: dict[str, Any]) -> None:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from bookwise.retrieval.evaluation import Gate, evaluate, load_questions, summarize
+    from bookwise.evaluation.retrieval import Gate, evaluate, load_questions, summarize
     from bookwise.retrieval.retriever import Retriever
 
     if args.answers:
@@ -324,7 +324,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval_answers(args: argparse.Namespace, settings: Settings) -> int:
-    from bookwise.generation.answer_eval import (
+    from bookwise.evaluation.answers import (
         AnswerGate,
         detail_lines,
         load_answer_questions,

@@ -12,6 +12,7 @@ import pytest
 from reportdata import DAY0, SITE, cite, question, vote
 
 from bookwise.errors import ConfigError
+from bookwise.evaluation.retrieval import load_questions
 from bookwise.index.embedders import HashEmbedder
 from bookwise.insights.records import CitedSection, FeedbackRecord, LogFilter, QuestionRecord
 from bookwise.insights.report import (
@@ -24,7 +25,6 @@ from bookwise.insights.report import (
 )
 from bookwise.insights.report.gaps import ClosestSection
 from bookwise.insights.report.render import safe_href
-from bookwise.retrieval.evaluation import load_questions
 
 HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)> which propeller?'
 

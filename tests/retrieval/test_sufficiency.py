@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bookwise.retrieval.calibration import choose_threshold, fit_model
+from bookwise.evaluation.calibration import choose_threshold, fit_model
 from bookwise.retrieval.sufficiency import SufficiencyModel, decide, default_model
 
 MODEL = SufficiencyModel(("dense",), (0.5,), (0.1,), (2.0,), 0.0, 0.5)

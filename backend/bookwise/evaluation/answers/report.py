@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bookwise.generation.answer_eval.gate import AnswerGate
-from bookwise.generation.answer_eval.scoring import AnswerOutcome, metrics
+from bookwise.evaluation.answers.gate import AnswerGate
+from bookwise.evaluation.answers.scoring import AnswerOutcome, metrics
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bookwise.generation.answer_eval.scoring import Rate
+from bookwise.evaluation.answers.scoring import Rate
 
 
 @dataclass(frozen=True)

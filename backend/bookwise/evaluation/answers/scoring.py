@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bookwise.generation.answer_eval.checks import fragments_of, key_facts
-from bookwise.generation.answer_eval.judge import Verdict
-from bookwise.generation.answer_eval.questions import AnswerQuestion
-from bookwise.generation.answer_eval.run import AnswerRun
-from bookwise.retrieval.evaluation import first_hit
+from bookwise.evaluation.answers.checks import fragments_of, key_facts
+from bookwise.evaluation.answers.judge import Verdict
+from bookwise.evaluation.answers.questions import AnswerQuestion
+from bookwise.evaluation.answers.run import AnswerRun
+from bookwise.evaluation.retrieval import first_hit
 
 
 @dataclass(frozen=True)

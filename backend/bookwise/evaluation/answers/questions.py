@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bookwise.errors import ConfigError
-from bookwise.retrieval.evaluation import Question, load_questions
+from bookwise.evaluation.retrieval import Question, load_questions
 
 
 @dataclass(frozen=True)

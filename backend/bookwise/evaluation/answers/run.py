@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bookwise.errors import BookwiseError
+from bookwise.evaluation.retrieval import Question, SectionKey
 from bookwise.generation.answer import Answerer
 from bookwise.generation.citations import cited_numbers
 from bookwise.generation.events import DECLINED_KINDS, AnswerKind, AnswerSummary, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page, Scope
-from bookwise.retrieval.evaluation import Question, SectionKey
 from bookwise.retrieval.retriever import Retriever
 
 Outcome = Literal["answered", "declined", "error"]

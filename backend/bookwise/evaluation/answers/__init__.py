@@ -1,10 +1,11 @@
 """Answer evaluation: every golden question through the full answer path, scored as the reader sees it.
 
 Each question is asked exactly as the API asks it (``Answerer.prepare`` then ``Answerer.stream``),
-and the events are collected: ``sources``, the ``token`` texts (the answer) and ``done``
-(``answer_kind``, ``citations``, ``quotes``). Selected-text questions run in selected-text mode on
-the page of their first gold document; when ``done.widen`` offers a wider scope, the question is
-asked again with it, as a reader clicking the offer would.
+and its events are folded into the answer's summary as the API's are (``generation.events``):
+``sources``, the ``token`` texts (the answer) and ``done`` (``answer_kind``, ``citations``,
+``quotes``). Selected-text questions run in selected-text mode on the page of their first gold
+document; when ``done.widen`` offers a wider scope, the question is asked again with it, as a reader
+clicking the offer would.
 
 Metrics (answerable questions unless said otherwise; a declined or failed answer scores as a miss):
 
@@ -32,7 +33,7 @@ metrics), ``gate`` (CI thresholds), ``report`` (the report and its terminal line
 it all).
 """
 
-from bookwise.generation.answer_eval.checks import (
+from bookwise.evaluation.answers.checks import (
     Fragment,
     fragment_reason,
     fragments_of,
@@ -40,9 +41,9 @@ from bookwise.generation.answer_eval.checks import (
     normalise,
     quoted_passages,
 )
-from bookwise.generation.answer_eval.gate import AnswerGate
-from bookwise.generation.answer_eval.harness import evaluate_answers, run_answer_eval
-from bookwise.generation.answer_eval.judge import (
+from bookwise.evaluation.answers.gate import AnswerGate
+from bookwise.evaluation.answers.harness import evaluate_answers, run_answer_eval
+from bookwise.evaluation.answers.judge import (
     JUDGE_MAX_TOKENS,
     Judge,
     JudgedSentence,
@@ -50,9 +51,9 @@ from bookwise.generation.answer_eval.judge import (
     judge_messages,
     parse_verdict,
 )
-from bookwise.generation.answer_eval.questions import AnswerQuestion, load_answer_questions
-from bookwise.generation.answer_eval.report import SUMMARY_ROWS, AnswerEval, detail_lines, summary_lines
-from bookwise.generation.answer_eval.run import (
+from bookwise.evaluation.answers.questions import AnswerQuestion, load_answer_questions
+from bookwise.evaluation.answers.report import SUMMARY_ROWS, AnswerEval, detail_lines, summary_lines
+from bookwise.evaluation.answers.run import (
     MAX_WIDENINGS,
     WIDER,
     AnswerRun,
@@ -60,8 +61,8 @@ from bookwise.generation.answer_eval.run import (
     Source,
     answer_question,
 )
-from bookwise.generation.answer_eval.scoring import AnswerOutcome, Rate, metrics
-from bookwise.generation.answer_eval.sentences import answer_sentences
+from bookwise.evaluation.answers.scoring import AnswerOutcome, Rate, metrics
+from bookwise.evaluation.answers.sentences import answer_sentences
 from bookwise.generation.events import DECLINED_KINDS
 
 __all__ = [

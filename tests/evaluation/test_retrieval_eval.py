@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bookwise.errors import ConfigError
-from bookwise.retrieval.evaluation import (
+from bookwise.evaluation.retrieval import (
     Gate,
     Question,
     QuestionOutcome,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bookwise.generation.answer_eval.checks import FENCE
+from bookwise.evaluation.answers.checks import FENCE
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]”’*_]*(?:\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\])*+(?=\s+[^a-z\s]|\s*$)")
 

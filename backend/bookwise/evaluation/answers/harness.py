@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import anyio
 
 from bookwise.errors import ConfigError
+from bookwise.evaluation.answers.judge import Judge
+from bookwise.evaluation.answers.questions import AnswerQuestion
+from bookwise.evaluation.answers.report import AnswerEval
+from bookwise.evaluation.answers.run import answer_question
+from bookwise.evaluation.answers.scoring import AnswerOutcome
 from bookwise.generation.answer import Answerer
-from bookwise.generation.answer_eval.judge import Judge
-from bookwise.generation.answer_eval.questions import AnswerQuestion
-from bookwise.generation.answer_eval.report import AnswerEval
-from bookwise.generation.answer_eval.run import answer_question
-from bookwise.generation.answer_eval.scoring import AnswerOutcome
 from bookwise.generation.llm import LLMClient
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings

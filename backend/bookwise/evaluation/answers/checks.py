@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bookwise.generation.answer_eval.run import AnswerRun
+from bookwise.evaluation.answers.run import AnswerRun
 from bookwise.generation.citations import strip_markers
 from bookwise.retrieval.passages import link_text
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from apiserver import build_book
-from bookwise.generation.answer_eval import (
+from bookwise.evaluation.answers import (
     AnswerGate,
     AnswerOutcome,
     AnswerQuestion,
@@ -30,8 +30,8 @@ from bookwise.generation.answer_eval import (
     run_answer_eval,
     summary_lines,
 )
+from bookwise.evaluation.retrieval import Question
 from bookwise.generation.extractive import NOT_COVERED
-from bookwise.retrieval.evaluation import Question
 from bookwise.settings import Settings
 from fakellm import FakeLLM
 

@@ -1,5 +1,5 @@
-"""The LLM judge: its prompt (``prompts/judge.j2``), and its reply read leniently into a ``Verdict``
-of every sentence supported, or not, by the sources the answer cites."""
+"""The LLM judge: its prompt (``judge.j2``, beside this module), and its reply read leniently into a
+``Verdict`` of every sentence supported, or not, by the sources the answer cites."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from typing import Any
 import jinja2
 
 from bookwise.errors import BookwiseError
-from bookwise.generation.answer_eval.run import AnswerRun, Source
-from bookwise.generation.answer_eval.sentences import answer_sentences
+from bookwise.evaluation.answers.run import AnswerRun, Source
+from bookwise.evaluation.answers.sentences import answer_sentences
 from bookwise.generation.llm import LLMClient
 from bookwise.generation.prompts import Message, attribute, block_tags
 
 JUDGE_MAX_TOKENS = 2000  # one short verdict per sentence; reasoning models need room to think
 
 _templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parents[1] / "prompts"),  # generation/prompts/
+    loader=jinja2.FileSystemLoader(Path(__file__).parent),
     autoescape=False,  # a plain-text prompt; the untrusted answer and sources are fenced by keyed tags
     undefined=jinja2.StrictUndefined,
 )

@@ -38,7 +38,8 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
-from bookwise.ingest.book import Book, BookPage, BookSection, relink_outside_code
+from bookwise.ingest.book import Book, BookPage, BookSection, by_section, relink_outside_code
+from bookwise.ingest.payload import ChunkPayload
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
@@ -54,11 +55,11 @@ READ_ONLY = ToolAnnotations(
 
 
 def _whole_text(
-    section: BookSection, page: BookPage, links: dict[tuple[str, str, str], str], origin: str
+    chunks: list[ChunkPayload], page: BookPage, links: dict[tuple[str, str, str], str], origin: str
 ) -> str:
     """The whole section (nothing is left out), its links to doc files made the pages' URLs."""
     text = assemble(
-        [SectionChunk.from_payload(p) for p in section.chunks], [], budget_tokens=0, count_tokens=lambda _: 0
+        [SectionChunk.from_payload(p) for p in chunks], [], budget_tokens=0, count_tokens=lambda _: 0
     ).text
     return relink_outside_code(
         text, page.doc_path, lambda path: links.get((page.version, page.locale, path)), origin
@@ -201,14 +202,17 @@ class Edition:
     contents: Contents
 
     @classmethod
-    def of(cls, generation: str, book: Book, max_bytes: int, origin: str = "") -> Edition:
-        """``origin``: the site's ``scheme://host``, for absolute links ("" keeps them site-relative)."""
+    def of(cls, generation: str, payloads: list[ChunkPayload], max_bytes: int, origin: str = "") -> Edition:
+        """The edition of one generation's chunk ``payloads``; ``origin``: the site's
+        ``scheme://host``, for absolute links ("" keeps them site-relative)."""
+        sections = by_section(payloads)
+        book = Book.from_sections(sections)
         pages = list(book.reading)
         # A link to another doc file (`../intro.mdx#a`) is that page's URL, as the site renders it:
         # an agent cannot open a source file.
         links = {(p.version, p.locale, p.doc_path): origin + site_url(p.page_url) for p in book.pages}
         texts = {
-            section.id: _whole_text(section, page, links, origin)
+            section.id: _whole_text(sections[section.id], page, links, origin)
             for page in pages
             for section in page.sections
         }
@@ -445,8 +449,9 @@ class BookTools:
         return edition, retriever
 
     def _build(self, retriever: Retriever) -> Edition:
-        generation, book = retriever.book()  # read with the payloads: a later switch rebuilds
-        return Edition.of(generation, book, self._contents_limits.max_bytes, _origin(retriever.site_url))
+        generation = retriever.generation()  # read with the payloads: a later switch rebuilds
+        payloads = retriever.chunk_payloads()
+        return Edition.of(generation, payloads, self._contents_limits.max_bytes, _origin(retriever.site_url))
 
 
 def _agent_record(

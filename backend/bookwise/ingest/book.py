@@ -18,8 +18,6 @@ from urllib.parse import unquote
 from bookwise.ingest.models import Heading
 from bookwise.ingest.payload import ChunkPayload
 
-_LAST = float("inf")  # pages without a sidebar position come after those with one
-
 
 @dataclass(frozen=True)
 class BookSection:
@@ -27,11 +25,7 @@ class BookSection:
     heading: Heading
     url: str  # page URL + "#anchor", as indexed
     breadcrumb: tuple[str, ...]  # ancestor headings, outermost first
-    chunks: tuple[ChunkPayload, ...]  # the section's chunks in reading order
-
-    @property
-    def first(self) -> ChunkPayload:
-        return self.chunks[0]
+    first: ChunkPayload  # the section's first chunk (its text is not the section's: see `by_section`)
 
 
 @dataclass(frozen=True)
@@ -63,24 +57,32 @@ class Book:
 
     @classmethod
     def from_payloads(cls, payloads: Iterable[ChunkPayload]) -> Book:
-        by_section: dict[str, list[ChunkPayload]] = {}
-        by_page: dict[str, list[str]] = {}  # page URL → its section ids, first seen first
-        for payload in payloads:
-            section_id = payload.section_id or ""
-            chunks = by_section.get(section_id)
-            if chunks is None:
-                chunks = by_section[section_id] = []
-                by_page.setdefault(payload.page_url, []).append(section_id)
-            chunks.append(payload)
-        for chunks in by_section.values():
-            chunks.sort(key=lambda p: p.chunk_index)
-        pages = {url: _page(url, [by_section[s] for s in ids]) for url, ids in by_page.items()}
+        return cls.from_sections(by_section(payloads))
+
+    @classmethod
+    def from_sections(cls, sections: dict[str, list[ChunkPayload]]) -> Book:
+        """The book of ``by_section``'s sections. Only each section's first chunk is kept: a whole
+        book's chunks would stay in memory for as long as the book (one per index generation)."""
+        by_page: dict[str, list[list[ChunkPayload]]] = {}  # page URL → its sections, first seen first
+        for chunks in sections.values():
+            by_page.setdefault(chunks[0].page_url, []).append(chunks)
+        pages = {url: _page(url, chunks) for url, chunks in by_page.items()}
         # Pages that sort alike (one doc in two versions) keep the order of their first sections.
         started: dict[str, int] = {}
-        for chunks in sorted(by_section.values(), key=lambda c: c[0].chunk_index):
+        for chunks in sorted(sections.values(), key=lambda c: c[0].chunk_index):
             started.setdefault(chunks[0].page_url, len(started))
         reading = sorted(pages.values(), key=lambda p: (*_reading_key(p), started[p.page_url]))
         return cls(tuple(pages.values()), tuple(reading))
+
+
+def by_section(payloads: Iterable[ChunkPayload]) -> dict[str, list[ChunkPayload]]:
+    """Section id → its chunks in reading order; sections in the order their chunks first came."""
+    sections: dict[str, list[ChunkPayload]] = {}
+    for payload in payloads:
+        sections.setdefault(payload.section_id or "", []).append(payload)
+    for chunks in sections.values():
+        chunks.sort(key=lambda p: p.chunk_index)
+    return sections
 
 
 def _page(url: str, sections: list[list[ChunkPayload]]) -> BookPage:
@@ -110,7 +112,7 @@ def _section(chunks: list[ChunkPayload], page_url: str) -> BookSection:
         heading=Heading(first.heading, first.heading_text, first.heading_level, first.anchor),
         url=page_url if first.url is None else first.url,
         breadcrumb=first.breadcrumb,
-        chunks=tuple(chunks),
+        first=first,
     )
 
 

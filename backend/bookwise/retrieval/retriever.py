@@ -122,8 +122,8 @@ class Retriever:
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         self._warm = False
-        self._book: tuple[str, Book, dict[str, PageOutline]] = ("", Book((), ()), {})
-        self._book_lock = threading.Lock()
+        self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
+        self._outlines_lock = threading.Lock()
         self._check_generation()
 
     @classmethod
@@ -246,23 +246,14 @@ class Retriever:
         call = functools.partial(self.locate, page_url, heading_id=heading_id, text=text)
         return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
-    def book(self) -> tuple[str, Book]:
-        """The live generation and its book (pages, sections, headings): for the MCP tools."""
-        generation, book, _ = self._read_book()
-        return generation, book
-
     def outlines(self) -> dict[str, PageOutline]:
-        """Every page's outline (page URL → outline), built once per index generation."""
-        return self._read_book()[2]
-
-    def _read_book(self) -> tuple[str, Book, dict[str, PageOutline]]:
-        """The book of the live generation, built from its chunks once per generation."""
+        """Every page's outline (page URL → outline): the book's pages, built once per index generation."""
         generation = self.generation()
-        with self._book_lock:
-            if self._book[0] != generation:
+        with self._outlines_lock:
+            if self._outlines[0] != generation:
                 book = Book.from_payloads(self.chunk_payloads())
-                self._book = (generation, book, {page.page_url: page for page in book.pages})
-            return self._book
+                self._outlines = (generation, {page.page_url: page for page in book.pages})
+            return self._outlines[1]
 
     def page(self, page_url: str) -> PageOutline | None:
         """The outline of the reader's page (a browser URL: origin, query and fragment ignored)."""

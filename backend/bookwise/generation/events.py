@@ -230,6 +230,17 @@ def answer_events_schema() -> dict[str, Any]:
     }
 
 
+def outcome_of(kind: AnswerKind | None, *, failed: bool) -> Outcome:
+    """How an answer ended, from its ``done`` kind (None without a ``done``) and whether it sent an
+    ``error``: a stream cut before either is the client's disconnect, a declining kind names how it
+    declined, any other kind answered."""
+    if failed:
+        return "error"
+    if kind is None:
+        return "client_disconnected"
+    return kind if kind == "not_covered" or kind == "not_in_selection" else "answered"
+
+
 @dataclass(frozen=True)
 class AnswerSummary:
     """What one answer's reader was sent, decided once: every reader of an answer asks it here."""
@@ -246,14 +257,7 @@ class AnswerSummary:
 
     @property
     def outcome(self) -> Outcome:
-        """A stream cut before ``done`` or ``error`` is the client's disconnect; a declining ``done``
-        names how it declined; any other ``done`` answered."""
-        if self.error is not None:
-            return "error"
-        if self.done is None:
-            return "client_disconnected"
-        kind = self.done.answer_kind
-        return kind if kind == "not_covered" or kind == "not_in_selection" else "answered"
+        return outcome_of(self.kind, failed=self.error is not None)
 
     @property
     def declined(self) -> bool:

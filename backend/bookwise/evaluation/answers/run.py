@@ -12,7 +12,7 @@ from bookwise.errors import BookwiseError
 from bookwise.evaluation.retrieval import Question, SectionKey
 from bookwise.generation.answer import Answerer
 from bookwise.generation.citations import cited_numbers
-from bookwise.generation.events import DECLINED_KINDS, AnswerKind, AnswerSummary, AnswerTrace
+from bookwise.generation.events import DECLINED_KINDS, AnswerKind, AnswerSummary, AnswerTrace, outcome_of
 from bookwise.generation.models import ChatRequest, Page, Scope
 from bookwise.retrieval.retriever import Retriever
 
@@ -42,9 +42,9 @@ class AnswerRun:
 
     @property
     def outcome(self) -> Outcome:
-        if self.error is not None or self.answer_kind is None:
-            return "error"
-        return "declined" if self.answer_kind in DECLINED_KINDS else "answered"
+        """The answer's outcome as the API decides it (``outcome_of``), a decline of either kind as one."""
+        decided = outcome_of(self.answer_kind, failed=self.error is not None)
+        return "answered" if decided == "answered" else "declined" if decided in DECLINED_KINDS else "error"
 
     def source(self, n: int) -> Source | None:
         return self.sources[n - 1] if 1 <= n <= len(self.sources) else None

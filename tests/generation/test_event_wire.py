@@ -3,12 +3,15 @@
 Each case is one answer of a real uvicorn over the small hash-embedded book (extractive, declined,
 selection, study actions, the fake LLM's answers and an error event). Only what differs between runs
 is masked before comparing: the request id, the index generation and the timings. The expected
-bodies were recorded from the server before the events were typed (``wire/answers.json``).
+bodies were recorded from the server before the events were typed (``wire/answers.json``). A change
+to the protocol that is meant records them again: run this test with ``RECORD_ANSWER_WIRE=1`` (it
+writes the file and fails, so that the diff is read before it is committed).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +114,9 @@ def bodies(book: Settings, llm_server: tuple[FakeLLM, str]) -> Iterator[dict[str
 
 
 def test_answer_event_bytes_are_unchanged_by_typed_events(bodies: dict[str, str]) -> None:
+    if os.environ.get("RECORD_ANSWER_WIRE") == "1":
+        RECORDED.write_text(json.dumps(bodies, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        pytest.fail(f"recorded {RECORDED.name}: read its diff, then run again without RECORD_ANSWER_WIRE")
     expected: dict[str, str] = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert sorted(bodies) == sorted(expected)
     for name, body in expected.items():

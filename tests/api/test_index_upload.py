@@ -3,6 +3,8 @@ the live index untouched and nothing left behind."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import io
 import json
 import logging
@@ -66,15 +68,25 @@ def ci(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def archive(ci: Settings) -> bytes:
+def archive(ci: Settings) -> Iterator[bytes]:
     out = io.BytesIO()
     pack_live_generation(ci.data_dir, out)
-    return out.getvalue()
+    yield out.getvalue()
+    unpacked.cache_clear()  # hundreds of MB, for this module only
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     settings = build_book(tmp_path, admin_token=TOKEN)
+    with running_api(settings) as url:
+        yield Served(url, settings)
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for the uploads that must be refused: each such test checks that its upload
+    changed nothing, so none depends on a fresh server (one per test took most of their time)."""
+    settings = build_book(tmp_path_factory.mktemp("refusing"), admin_token=TOKEN)
     with running_api(settings) as url:
         yield Served(url, settings)
 
@@ -93,15 +105,12 @@ def repack(
     change: Callable[[tarfile.TarInfo, bytes], tuple[tarfile.TarInfo, bytes] | None],
     extra: list[tuple[tarfile.TarInfo, bytes]] = (),
 ) -> bytes:  # type: ignore[assignment]
-    """The archive with its members passed through ``change`` (None drops one), then ``extra``."""
+    """The archive with its members passed through ``change`` (None drops one), then ``extra``.
+    Written with the fastest compression: the server reads any gzip level alike."""
     out = io.BytesIO()
-    with (
-        tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as source,
-        tarfile.open(fileobj=out, mode="w:gz") as target,
-    ):
-        for member in source:
-            data = source.extractfile(member).read() if member.isfile() else b""  # type: ignore[union-attr]
-            changed = change(member, data)
+    with tarfile.open(fileobj=out, mode="w:gz", compresslevel=1) as target:
+        for member, data in unpacked(archive):
+            changed = change(copy.copy(member), data)
             if changed is not None:
                 info, body = changed
                 info.size = len(body)
@@ -109,6 +118,16 @@ def repack(
         for info, body in extra:
             target.addfile(info, io.BytesIO(body) if info.isfile() else None)
     return out.getvalue()
+
+
+@functools.cache
+def unpacked(archive: bytes) -> tuple[tuple[tarfile.TarInfo, bytes], ...]:
+    """The archive's members and their data, read once: its sparse files come out as hundreds of MB."""
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as source:
+        return tuple(
+            (member, source.extractfile(member).read() if member.isfile() else b"")  # type: ignore[union-attr]
+            for member in source
+        )
 
 
 def refused(response: httpx.Response, status: int, code: str) -> str:
@@ -155,17 +174,17 @@ def test_the_same_generation_again_changes_nothing(served: Served, ci: Settings,
 
 
 @pytest.mark.parametrize("token", ["", "Bearer wrong-token-0123456789", f"Basic {TOKEN}"])
-def test_without_the_token_nothing_is_written(served: Served, archive: bytes, token: str) -> None:
-    state = served.state()
+def test_without_the_token_nothing_is_written(refusing: Served, archive: bytes, token: str) -> None:
+    state = refusing.state()
     response = httpx.put(
-        f"{served.url}/api/admin/index", content=archive, headers={"Authorization": token}, timeout=30
+        f"{refusing.url}/api/admin/index", content=archive, headers={"Authorization": token}, timeout=30
     )
     message = refused(response, 401, "unauthorized")
     assert TOKEN not in message
-    assert served.state() == state and not (served.index / "incoming").exists()
+    assert refusing.state() == state and not (refusing.index / "incoming").exists()
 
 
-def test_incompatible_model_is_refused_naming_both(served: Served, archive: bytes) -> None:
+def test_incompatible_model_is_refused_naming_both(refusing: Served, archive: bytes) -> None:
     def other_model(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
         if member.name == "generation/manifest.json":
             manifest = json.loads(data) | {"embed_model": "text-embedding-3-small", "dim": 1536}
@@ -176,44 +195,44 @@ def test_incompatible_model_is_refused_naming_both(served: Served, archive: byte
             data = json.dumps(marker).encode()
         return member, data
 
-    state = served.state()
-    message = refused(put(served.url, repack(archive, other_model)), 409, "index_upload_incompatible")
+    state = refusing.state()
+    message = refused(put(refusing.url, repack(archive, other_model)), 409, "index_upload_incompatible")
     assert "'text-embedding-3-small' (1536 dims)" in message and "'hash-384' (384 dims)" in message
-    assert served.state() == state
-    served.assert_clean()
+    assert refusing.state() == state
+    refusing.assert_clean()
 
 
-def test_a_manifest_that_does_not_match_its_marker_is_refused(served: Served, archive: bytes) -> None:
+def test_a_manifest_that_does_not_match_its_marker_is_refused(refusing: Served, archive: bytes) -> None:
     def tampered(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
         if member.name == "generation/manifest.json":
             data = json.dumps(json.loads(data) | {"points": 1}, sort_keys=True).encode()
         return member, data
 
-    state = served.state()
-    message = refused(put(served.url, repack(archive, tampered)), 422, "index_upload_invalid")
+    state = refusing.state()
+    message = refused(put(refusing.url, repack(archive, tampered)), 422, "index_upload_invalid")
     assert "COMPLETE" in message
-    assert served.state() == state
-    served.assert_clean()
+    assert refusing.state() == state
+    refusing.assert_clean()
 
 
-def test_a_shard_without_its_points_is_refused(served: Served, archive: bytes) -> None:
+def test_a_shard_without_its_points_is_refused(refusing: Served, archive: bytes) -> None:
     def without(member: tarfile.TarInfo, data: bytes) -> tuple[tarfile.TarInfo, bytes] | None:
         return None if "/segments/" in member.name or "/wal/" in member.name else (member, data)
 
-    state = served.state()
-    message = refused(put(served.url, repack(archive, without)), 422, "index_upload_invalid")
+    state = refusing.state()
+    message = refused(put(refusing.url, repack(archive, without)), 422, "index_upload_invalid")
     assert "shard" in message
-    assert served.state() == state
-    served.assert_clean()
+    assert refusing.state() == state
+    refusing.assert_clean()
 
 
 @pytest.mark.parametrize("cut", ["truncated", "garbage"])
-def test_truncated_or_corrupt_archive_is_refused(served: Served, archive: bytes, cut: str) -> None:
+def test_truncated_or_corrupt_archive_is_refused(refusing: Served, archive: bytes, cut: str) -> None:
     body = archive[: len(archive) // 2] if cut == "truncated" else b"not a tar archive" * 100
-    state = served.state()
-    refused(put(served.url, body), 422, "index_upload_invalid")
-    assert served.state() == state
-    served.assert_clean()
+    state = refusing.state()
+    refused(put(refusing.url, body), 422, "index_upload_invalid")
+    assert refusing.state() == state
+    refusing.assert_clean()
 
 
 def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
@@ -235,15 +254,15 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile
     ids=["dotdot", "absolute", "symlink", "hardlink", "fifo", "outside-layout"],
 )
 def test_unsafe_members_are_refused(
-    served: Served, archive: bytes, member: tarfile.TarInfo, tmp_path: Path
+    refusing: Served, archive: bytes, member: tarfile.TarInfo, tmp_path: Path
 ) -> None:
-    state = served.state()
+    state = refusing.state()
     body = repack(archive, lambda m, d: (m, d), extra=[(member, b"pwned")])
-    message = refused(put(served.url, body), 422, "index_upload_invalid")
+    message = refused(put(refusing.url, body), 422, "index_upload_invalid")
     assert member.name in message
-    assert served.state() == state
-    assert not list(served.settings.data_dir.rglob("escaped.txt"))
-    served.assert_clean()
+    assert refusing.state() == state
+    assert not list(refusing.settings.data_dir.rglob("escaped.txt"))
+    refusing.assert_clean()
 
 
 def test_oversized_upload_is_refused_declared_or_not(tmp_path: Path, archive: bytes) -> None:

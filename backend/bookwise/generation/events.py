@@ -2,8 +2,8 @@
 
 ``Answerer.stream`` yields ``Meta``, ``Sources``, ``Token``…, then exactly one ``Done`` or ``ErrorEvent``.
 Each event is a frozen pydantic model whose fields are its SSE ``data`` in wire order: ``sse()``
-gives the frame's name and JSON (``json.dumps``, non-ASCII kept), and ``ANSWER_EVENTS_SCHEMA`` the
-JSON Schema the HTTP reference and the widget's tests read. Every string an event holds is valid
+gives the frame's name and JSON (``json.dumps``, non-ASCII kept), and ``answer_events_schema()`` the
+JSON Schema that the HTTP reference and the widget's tests read. Every string an event holds is valid
 Unicode (``Text``): a lone surrogate from the model, the history or a library caller becomes U+FFFD
 when the event is made, so no event can fail to encode in the stream writer.
 

@@ -11,6 +11,7 @@ not know, such as the index's own stamps (``payload_hash``, ``ingested_at``, ``i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -82,15 +83,15 @@ class ChunkPayload:
         """A stored payload read back; what an older ingest did not write takes its default."""
         p = payload
         return cls(
-            doc_path=_text(p, "doc_path"),
-            doc_id=_text(p, "doc_id"),
-            title=_text(p, "title"),
-            description=_text(p, "description"),
-            page_url=_text(p, "page_url"),
-            anchor=_text(p, "anchor"),
+            doc_path=str(p.get("doc_path") or ""),
+            doc_id=str(p.get("doc_id") or ""),
+            title=str(p.get("title") or ""),
+            description=str(p.get("description") or ""),
+            page_url=str(p.get("page_url") or ""),
+            anchor=str(p.get("anchor") or ""),
             url=_optional_text(p, "url"),
-            heading=_text(p, "heading"),
-            heading_text=_text(p, "heading_text"),
+            heading=str(p.get("heading") or ""),
+            heading_text=str(p.get("heading_text") or ""),
             heading_level=int(p.get("heading_level", 1)),
             breadcrumb=_texts(p, "breadcrumb"),
             module=_optional_text(p, "module"),
@@ -103,27 +104,26 @@ class ChunkPayload:
             unlisted=bool(p.get("unlisted")),
             learning_objectives=_texts(p, "learning_objectives"),
             section_id=_optional_text(p, "section_id"),
-            section_key=_text(p, "section_key"),
+            section_key=str(p.get("section_key") or ""),
             section_chunk_index=int(p.get("section_chunk_index", 0)),
             char_start=int(p.get("char_start", -1)),
             char_end=int(p.get("char_end", -1)),
-            text=_text(p, "text"),
-            flags=SectionFlags(**{name: bool(p.get(name, False)) for name in _FLAGS}),
+            text=str(p.get("text") or ""),
+            flags=_FLAG_SETS[tuple(bool(p.get(name)) for name in _FLAGS)],
             suggestions=_proposals(p.get("suggestions")),
             chunk_index=int(p.get("chunk_index", 0)),
             total_chunks=int(p.get("total_chunks", 0)),
             section_chunk_total=int(p.get("section_chunk_total", 0)),
-            content_hash=_text(p, "content_hash"),
+            content_hash=str(p.get("content_hash") or ""),
             extra={key: value for key, value in p.items() if key not in _KNOWN},
         )
 
 
 _KNOWN = frozenset(f.name for f in fields(ChunkPayload)) | frozenset(_FLAGS)
-
-
-def _text(payload: Mapping[str, Any], key: str) -> str:
-    value = payload.get(key)
-    return "" if value is None else str(value)
+# Every combination of the flags, made once: reading a payload (every hit of every search) only looks one up.
+_FLAG_SETS = {
+    values: SectionFlags(*values) for values in itertools.product((False, True), repeat=len(_FLAGS))
+}
 
 
 def _optional_text(payload: Mapping[str, Any], key: str) -> str | None:

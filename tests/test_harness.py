@@ -42,3 +42,20 @@ def test_a_docusaurus_build_and_postgres_are_marked_without_a_mark_in_the_test()
 def test_the_marks_are_registered(pytestconfig: pytest.Config) -> None:
     registered = {line.split(":")[0].split("(")[0] for line in pytestconfig.getini("markers")}
     assert registered >= {"browser", "docusaurus", "postgres", "redis", "nginx", "podman", "services"}
+
+
+def test_a_test_that_writes_into_its_working_directory_fails(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "from pathlib import Path\n\n\n"
+        "def test_leaves_a_file_behind() -> None:\n"
+        '    Path("left-behind.txt").write_text("x")\n'
+    )
+    run = subprocess.run(  # the suite's conftest as a plugin, for a test outside the suite
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), str(probe)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "wrote into its working directory: ['left-behind.txt']" in run.stdout
+    assert "1 passed, 1 error" in run.stdout

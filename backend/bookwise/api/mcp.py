@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bookwise import validation
-from bookwise.api.guard import error_response
+from bookwise.api.errors import error_response
 from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle

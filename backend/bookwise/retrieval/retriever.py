@@ -33,7 +33,7 @@ from bookwise.ingest.payload import ChunkPayload
 from bookwise.ingest.pipeline import CHUNKER_VERSION
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
-from bookwise.retrieval.embedding_cache import EmbeddingCache
+from bookwise.retrieval.embedding_cache import PassageVectorCache
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.pages import PageOutline, within_budget
 from bookwise.retrieval.passage_rank import (
@@ -116,7 +116,7 @@ class Retriever:
         self._refresh_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(settings.retrieval_threads)
         self._queries = QueryBatcher(lambda texts: self._embedder.embed_documents(texts))
-        self._passage_vectors = EmbeddingCache(
+        self._passage_vectors = PassageVectorCache(
             lambda texts: self._embedder.embed_documents(texts), PASSAGE_VECTOR_CACHE
         )
         # The same chunks come back for many queries: their token counts are kept, not recounted.

@@ -81,6 +81,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, st
                     script_attributes=f'data-max-selection="{CAP}"',
                     body=f'<h2 id="gain">Gain</h2><div><pre><code>{CAPPED_CODE}</code></pre></div>',
                 ),
+                "docs/care/titled.html": host_page(
+                    "Titled", api, script_attributes='data-title="Ask My Site"', body='<h2 id="t">T</h2>'
+                ),
                 "down.html": host_page("LLM down", down_api),
                 "silent.html": host_page("Silent book", silent_api),
                 # A plugin of another minor version than the server (0.x: minors differ in their API).
@@ -534,3 +537,129 @@ def test_the_plugins_navigate_event_rechecks_the_paths_after_a_route_change_no_c
         }"""
     )
     expect(part(page, "launcher")).to_be_visible()
+
+
+LONG_LINE = "ros2 topic pub --once /cmd_vel geometry_msgs/msg/Twist '{linear: {x: 0.2}, angular: {z: 0.5}}'"
+FOCUSED = """() => {
+  const active = document.getElementById('bookwise-widget').shadowRoot.activeElement;
+  return active && (active.dataset.bw ? active.dataset.bw + (active.dataset.n || '') : active.tagName);
+}"""
+
+
+def test_tab_from_a_code_block_in_an_answer_reaches_every_control_after_it_in_order_regression(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    # Tab from a code block of an answer (Chromium makes a scrolling block a Tab stop) went back to
+    # "New conversation": Copy, the later citations, Yes/No, the study buttons and the question box
+    # were never reached. The trap took any element it did not list for focus lost.
+    fake.tokens = [f"Send one [1]:\n\n```sh\n{LONG_LINE}\n```\n\nThen watch it [2]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('How do I send a command?')")
+    wait_state(page, "done")
+    code = part(page, "answer").last.locator("pre")
+    code.focus()
+    assert page.evaluate(FOCUSED) == "PRE"
+    # The passages quoted under the answer ("From the book") link to their sections too.
+    quoted = [
+        f"source-link{n}"
+        for n in part(page, "quotes")
+        .locator("[data-bw=source-link]")
+        .evaluate_all("links => links.map(a => a.dataset.n)")
+    ]
+    after_code = ["copy", "cite2", *quoted, "thumb-up", "thumb-down", "study-summarize", "study-quiz"]
+    after_code += ["input", "send"]
+    # Past the last stop, Tab wraps to the first (the dialog keeps the focus) and goes on in order.
+    expected = [*after_code, "clear", "close", "source-link1"]
+    reached = []
+    for _ in expected:
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate(FOCUSED))
+    assert reached == expected
+    for back in reversed(expected[:-1]):
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate(FOCUSED) == back
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(FOCUSED) == "PRE"
+
+
+def test_the_launcher_stays_the_first_tab_stop_when_the_site_adds_to_the_body_regression(
+    page: Page, site: Site
+) -> None:
+    # The launcher was the first Tab stop only as long as nothing was put before it in the body.
+    prepend = (
+        "text => { const link = Object.assign(document.createElement('a'), {href: '#', textContent: text});"
+        " document.body.prepend(link); }"
+    )
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate(prepend, "A banner")
+    page.keyboard.press("Tab")
+    assert shadow_focus(page) == "launcher"
+    # Not moved while it has the focus (that would lose it); first again once the reader leaves it.
+    page.evaluate(prepend, "Another banner")
+    assert shadow_focus(page) == "launcher"
+    page.keyboard.press("Tab")
+    expect(page.locator("body > :first-child")).to_have_id("bookwise-widget")
+
+
+def test_a_long_answer_keeps_its_question_in_view_regression(page: Page, site: Site, fake: FakeLLM) -> None:
+    # A finished answer taller than the panel opened scrolled to its end: the question and the first
+    # quote were out of view. Its start stays at the top; the rest waits for the reader to scroll.
+    fake.mode, fake.delay_s = "slow", 0.02
+    fake.tokens = [f"Paragraph {n}: quokkas eat leaves of the peppermint shrub [1].\n\n" for n in range(40)]
+    visit(page, site.page_url("/docs/care/feeding"))
+    ask(page, "Tell me all about feeding.")
+    wait_state(page, "done")
+    question = page.locator(f"{HOST} .bw-question").last.bounding_box()
+    messages = part(page, "messages").bounding_box()
+    assert question is not None and messages is not None
+    assert messages["y"] <= question["y"] < messages["y"] + 40
+    expect(part(page, "answer").last).to_contain_text("Paragraph 0")
+    assert (
+        part(page, "answer").last.locator("p").first.bounding_box()["y"] < messages["y"] + messages["height"]
+    )
+    # The next question's start is shown in its turn.
+    fake.tokens = [f"Line {n} [1].\n\n" for n in range(40)]
+    ask(page, "What do quokkas eat in the evening?")
+    wait_state(page, "done")
+    expect(part(page, "answer").last).to_contain_text("Line 39")
+    second = page.locator(f"{HOST} .bw-question").last.bounding_box()
+    assert second is not None and messages["y"] <= second["y"] < messages["y"] + 40
+
+
+def test_sources_are_listed_in_the_order_of_their_numbers_regression(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    # Sources were grouped by module, so a list read 1, 2, 4, 5, 3 when source 3 stood outside the
+    # module of the others. They are listed by number (the server's rank, which the answer's chips
+    # use); neighbours of one module share a heading.
+    fake.tokens = ["They sleep in burrows [4], not where they eat [1][3]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => window.Bookwise.ask('Where do quokkas sleep?')")
+    wait_state(page, "done")
+    sources = part(page, "sources")
+    groups = sources.locator(".bw-group").all_inner_texts()
+    assert groups.count("Care") == 2, f"the book's ranking changed: no source between two of Care ({groups})"
+    numbers = [
+        int(n) for n in sources.locator("[data-bw=source-link]").evaluate_all("l => l.map(a => a.dataset.n)")
+    ]
+    assert numbers == sorted(numbers) == list(range(1, len(numbers) + 1))
+    for chip in part(page, "cite").all():
+        n = chip.get_attribute("data-n")
+        assert chip.inner_text() == n
+        link = sources.locator(f"[data-bw=source-link][data-n='{n}']")
+        assert chip.get_attribute("href") == link.get_attribute("href")
+        assert link.locator(".bw-n").inner_text() == n
+
+
+def test_the_empty_panel_and_the_question_box_name_what_the_title_names_regression(
+    page: Page, site: Site
+) -> None:
+    # "Ask anything about the book" was fixed text, under a title such as "Ask My Site".
+    visit(page, site.page_url("/docs/care/titled"))
+    part(page, "launcher").click()
+    expect(part(page, "panel").locator(".bw-empty")).to_contain_text("Ask anything about My Site:")
+    expect(part(page, "input")).to_have_attribute("placeholder", "Ask a question about My Site…")
+    visit(page, site.page_url("/docs/care/housing"))  # the default title, "Ask the book"
+    page.evaluate("() => window.Bookwise.open()")  # open again after a reload in this tab
+    expect(part(page, "panel").locator(".bw-empty")).to_contain_text("Ask anything about the book:")
+    expect(part(page, "input")).to_have_attribute("placeholder", "Ask a question about the book…")

@@ -54,11 +54,20 @@ function withChips(text, byNumber) {
   return parts;
 }
 
+/**
+ * A heading as the page shows it: Markdown's code marks (`cmd_vel`) are not part of it.
+ *
+ * @param {string} text
+ */
+export function plain(text) {
+  return text.replace(/`([^`]*)`/g, '$1');
+}
+
 /** @param {CitedSource | undefined} source */
 function chip(source) {
   const href = source && sameSiteUrl(source.url);
   if (!source || !href) return null;
-  const name = [source.title, source.heading].filter(Boolean).join(' › ');
+  const name = plain([source.title, source.heading].filter(Boolean).join(' › '));
   return h(
     'a',
     {

@@ -2,6 +2,8 @@
  * @typedef {object} Config
  * @property {string} apiUrl  Where the Bookwise API answers, without a trailing slash.
  * @property {string} title
+ * @property {string} subject  What the reader asks about, as the title names it ("Ask Robot Motion":
+ *   "Robot Motion"); "the book" when the title names nothing after "Ask".
  * @property {string} placeholder
  * @property {boolean} selection  Whether highlight-to-ask is on.
  * @property {string} contentSelector  The page's content roots, where a selection may be asked about.
@@ -38,10 +40,13 @@ export function ownScript() {
 export function readConfig(script) {
   const data = script ? script.dataset : {};
   const maxSelection = Number.parseInt(data.maxSelection ?? '', 10);
+  const title = data.title || 'Ask the book';
+  const subject = subjectOf(title);
   return {
     apiUrl: (data.apiUrl || scriptOrigin(script)).replace(/\/+$/, ''),
-    title: data.title || 'Ask the book',
-    placeholder: data.placeholder || 'Ask a question about the book…',
+    title,
+    subject,
+    placeholder: data.placeholder || `Ask a question about ${subject}…`,
     selection: data.selection !== 'false',
     contentSelector: data.contentSelector || DEFAULT_CONTENT_SELECTOR,
     baseUrl: data.baseUrl || '/',
@@ -60,6 +65,15 @@ export function readConfig(script) {
     markdownUrl: markdownUrl(script, data.apiUrl),
     pluginVersion: data.pluginVersion || '',
   };
+}
+
+/**
+ * What a title such as "Ask My Site" or "Ask about Robot Motion" says the reader asks about.
+ *
+ * @param {string} title
+ */
+export function subjectOf(title) {
+  return title.match(/^\s*ask\s+(?:about\s+)?(.*?)[\s?!.…]*$/i)?.[1] || 'the book';
 }
 
 /**

@@ -18,6 +18,7 @@ const PANEL_ROOM = '472px'; // the desktop panel's width and margins
 const HYDRATED = 'data-bookwise-hydrated'; // set on <html> by docusaurus-plugin-bookwise's client module
 const HYDRATED_EVENT = 'bookwise:hydrated';
 const HYDRATION_FALLBACK_MS = 2000;
+const BLOCKS = 'h1, h2, h3, h4, h5, h6, p, li, pre, table, blockquote';
 
 const STYLES = `
 [${CODE_ASK}]{position:absolute;right:.5rem;bottom:.5rem;z-index:1;padding:.1rem .55rem;border:1px solid var(--ifm-color-emphasis-300,#dadde1);border-radius:var(--ifm-global-radius,.4rem);background:var(--ifm-background-surface-color,#fff);color:var(--ifm-font-color-base,#1c1e21);font:600 12px/1.6 var(--ifm-font-family-base,system-ui,sans-serif);cursor:pointer;opacity:.85}
@@ -39,11 +40,39 @@ export function styleHostPage() {
 
 /**
  * While the panel is open on a wide screen, the page makes room for it, so it covers no passage.
+ * The page's text reflows to the new width (taller or shorter above the window), which would move
+ * what the reader was looking at; `anchor` (by default the first block of the content in view) is
+ * kept where it was on screen.
  *
  * @param {boolean} docked
+ * @param {{ contentSelector: string }} config
+ * @param {Element | Range | null} [anchor]
  */
-export function dock(docked) {
+export function dock(docked, { contentSelector }, anchor = blockInView(contentSelector)) {
+  const before = anchor?.getBoundingClientRect().top;
   document.documentElement.toggleAttribute('data-bookwise-docked', docked);
+  const after = anchor?.getBoundingClientRect().top;
+  if (before !== undefined && after !== undefined && Math.abs(after - before) >= 1) {
+    window.scrollBy(0, after - before);
+  }
+}
+
+/**
+ * The first block of the page's content whose top is in the window (or, in a long block, the one
+ * the window's top is in).
+ *
+ * @param {string} contentSelector
+ */
+function blockInView(contentSelector) {
+  const blocks = document.querySelectorAll(`:is(${contentSelector}) :is(${BLOCKS})`);
+  let last = null;
+  for (const block of blocks) {
+    const { top, bottom } = block.getBoundingClientRect();
+    if (bottom <= 0 || (top === 0 && bottom === 0)) continue; // above the window, or not shown
+    if (top >= 0) return block;
+    last = block; // the window's top is inside it: a later, shorter block may start in view
+  }
+  return last;
 }
 
 /**
@@ -142,7 +171,7 @@ function codeButton(pre, { contentSelector }, ask) {
  *
  * @param {Element} target  The section's heading, scrolled to.
  * @param {string[]} quotes  What the answer quoted from the section (Markdown).
- * @returns {DOMRect}  Where the marked text is on screen.
+ * @returns {{ marked: Range, box: DOMRect }}  The marked text, and where it shows on screen.
  */
 export function highlightLanding(target, quotes) {
   const section = [target];
@@ -167,7 +196,23 @@ export function highlightLanding(target, quotes) {
     CSS.highlights.set(HIGHLIGHT, new Highlight(...(found.length ? found : [marked])));
     setTimeout(() => CSS.highlights.delete(HIGHLIGHT), HIGHLIGHT_MS);
   }
-  return marked.getBoundingClientRect();
+  return { marked, box: shownBox(marked, section) };
+}
+
+/**
+ * Where a range shows: its box cut to the section's blocks. A line of a code block that scrolls
+ * sideways reaches far beyond what is shown, and would seem to be under a panel beside the page.
+ *
+ * @param {Range} range
+ * @param {Element[]} section
+ */
+function shownBox(range, section) {
+  const box = range.getBoundingClientRect();
+  const blocks = section.map((element) => element.getBoundingClientRect()).filter((b) => b.width > 0);
+  if (!blocks.length) return box;
+  const left = Math.max(box.left, Math.min(...blocks.map((b) => b.left)));
+  const right = Math.min(box.right, Math.max(...blocks.map((b) => b.right)));
+  return new DOMRect(left, box.top, Math.max(0, right - left), box.height);
 }
 
 /**

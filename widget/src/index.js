@@ -29,6 +29,7 @@ const BACK_TO_TOP = '.theme-back-to-top-button';
 const VERSION = process.env.BOOKWISE_VERSION; // replaced by the package's version at build time
 const SCROLL_OPTIONS = { capture: true, passive: true };
 const MAX_SUGGESTIONS = 3;
+const MAX_MOVES = 5; // the launcher is put back first in the body at most so many times
 const OPEN_KEY = 'bookwise-open'; // sessionStorage: the panel reopens after a reload in this tab
 
 /**
@@ -68,6 +69,8 @@ function mount(config) {
   );
   /** @type {Map<string, Promise<string[]>>} */
   const suggestions = new Map();
+  /** @type {Range | null} The passage a citation landed on, when the panel closes for it. */
+  let landed = null;
   // The owner's example questions, else the page's own suggestions from the API.
   const suggest = async () => {
     const url = location.pathname;
@@ -89,13 +92,17 @@ function mount(config) {
     nextQuestion: () => conversation.nextQuestion(),
     toggled: (open) => {
       if (open) loadRenderer(config.markdownUrl).catch(console.warn);
-      dock(open);
+      dock(open, config, landed ?? undefined);
+      landed = null;
       remember(OPEN_KEY, open ? '1' : '');
       if (open && conversation.empty) suggest();
     },
     land: (target, link) => {
       // Docked on a wide screen, the panel is beside the page; elsewhere it may cover the passage.
-      if (panel.covers(highlightLanding(target, conversation.quotesFor(link)))) panel.close();
+      const { marked, box } = highlightLanding(target, conversation.quotesFor(link));
+      if (!panel.covers(box)) return;
+      landed = marked; // undocking reflows the page: the marked passage stays where it was
+      panel.close();
     },
   });
   served.then(({ version }) =>
@@ -116,9 +123,21 @@ function mount(config) {
     }
   });
   root.append(popover.element);
-  // First in the body, so the launcher is among the first Tab stops (it is fixed: where it sits in
-  // the DOM does not move it on screen).
+  // First in the body, so the launcher is the page's first Tab stop (it is fixed: where it sits in
+  // the DOM does not move it on screen), and kept first when the site's scripts add to the body's
+  // start later (a banner, a portal); not while it is in use.
   document.body.prepend(host);
+  let moves = 0;
+  const keepFirst = () => {
+    const first = document.body.firstElementChild === host;
+    const busy = panel.isOpen || document.activeElement === host; // moving it would lose the focus
+    if (first || busy || moves >= MAX_MOVES || !host.isConnected) return;
+    moves += 1; // another script that wants the first place too: give way rather than fight
+    document.body.prepend(host);
+  };
+  const bodyWatcher = new MutationObserver(keepFirst);
+  bodyWatcher.observe(document.body, { childList: true });
+  host.addEventListener('focusout', () => setTimeout(keepFirst));
   conversation.restore();
   if (!conversation.empty) loadRenderer(config.markdownUrl).catch(console.warn);
 
@@ -151,7 +170,8 @@ function mount(config) {
     styleHostPage(),
     decoratePage(config, { ask: askAbout, open: () => panel.open() }),
     returnOnBack(),
-    () => dock(false),
+    () => dock(false, config),
+    () => bodyWatcher.disconnect(),
   ];
   showWhereAllowed();
   if (sessionValue(OPEN_KEY) && !host.hidden) panel.open();

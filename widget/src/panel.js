@@ -29,6 +29,8 @@ export class Panel {
   #returnFocus = null;
   #busy = false;
   #following = true;
+  /** @type {HTMLElement | undefined} The newest turn, whose start is kept in view. */
+  #latest;
   #root;
   #config;
   #hooks;
@@ -184,6 +186,7 @@ export class Panel {
       this.#returnFocus = active instanceof HTMLElement && active !== this.#root.host ? active : null;
       this.#dialog.hidden = false;
       this.#launcher.hidden = true;
+      this.#following = true;
       this.follow();
       this.#hooks.toggled(true);
     }
@@ -289,13 +292,33 @@ export class Panel {
   add(element) {
     this.#empty.remove();
     this.#messages.append(element);
+    this.#latest = element;
     this.#following = true;
     this.follow();
   }
 
-  /** Keep the newest text in view, unless the reader scrolled up to read something else. */
+  /**
+   * Keep the newest text in view while it fits, unless the reader scrolled up to read something
+   * else. Once the newest turn is taller than the panel, its start (the question, the answer's first
+   * lines, its best quote) stays at the top and the rest waits for the reader to scroll; a reader who
+   * scrolls on to the end is followed there.
+   */
   follow() {
-    if (this.#following) this.#messages.scrollTop = this.#messages.scrollHeight;
+    if (!this.#following) return;
+    const messages = this.#messages;
+    const end = messages.scrollHeight - messages.clientHeight;
+    const start = this.#latest?.isConnected ? this.#offsetOf(this.#latest) : end;
+    const past = messages.scrollTop > start + 1; // the reader went on beyond the turn's start
+    const top = Math.max(0, past ? end : Math.min(end, start));
+    if (Math.abs(messages.scrollTop - top) >= 1) messages.scrollTop = top;
+  }
+
+  /** @param {HTMLElement} element  Where it starts in the message list's scrolled content. */
+  #offsetOf(element) {
+    const messages = this.#messages;
+    const padding = parseFloat(getComputedStyle(messages).paddingTop) || 0;
+    const top = element.getBoundingClientRect().top - messages.getBoundingClientRect().top;
+    return top + messages.scrollTop - padding;
   }
 
   /** @param {string} version */
@@ -342,14 +365,21 @@ export class Panel {
     }
   }
 
-  /** @param {KeyboardEvent} event */
+  /**
+   * Tab moves in the dialog's own order (the browser's: an answer's links, a code block that scrolls,
+   * its Copy, the feedback, the composer); only past its last stop it wraps to the first, and back.
+   * Elements the browser makes Tab stops of their own accord (a scrolling code block) are not in
+   * FOCUSABLE: focus on one of them is inside, not lost.
+   *
+   * @param {KeyboardEvent} event
+   */
   #keepFocusInside(event) {
     const focusable = /** @type {HTMLElement[]} */ ([...this.#dialog.querySelectorAll(FOCUSABLE)]);
     const visible = focusable.filter((element) => element.getClientRects().length > 0);
     const [first, last] = [visible[0], visible[visible.length - 1]];
-    const active = /** @type {HTMLElement} */ (this.#root.activeElement);
-    const leaving = !visible.includes(active) || active === (event.shiftKey ? first : last);
-    if (!leaving) return;
+    const active = this.#root.activeElement;
+    const inside = active instanceof HTMLElement && this.#dialog.contains(active);
+    if (inside && active !== (event.shiftKey ? first : last)) return;
     event.preventDefault();
     (event.shiftKey ? last : first).focus();
   }
@@ -376,7 +406,7 @@ export class Panel {
 function emptyState(config, keys) {
   const tip = config.selection ? ' Or select text on the page and ask about it.' : '';
   const shortcut = keys ? ' Ctrl+I (⌘I) toggles this panel.' : '';
-  return h('p', {}, `Ask anything about the book: answers cite their sections.${tip}${shortcut}`);
+  return h('p', {}, `Ask anything about ${config.subject}: answers cite their sections.${tip}${shortcut}`);
 }
 
 /**

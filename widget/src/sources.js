@@ -1,4 +1,5 @@
 /** The book's sections behind an answer: the sources list, the quotes, the closest sections. */
+import { plain } from './citations.js';
 import { h } from './dom.js';
 import { renderMarkdown } from './render.js';
 import { sameSiteUrl } from './urls.js';
@@ -16,24 +17,28 @@ import { sameSiteUrl } from './urls.js';
  */
 
 /**
- * The sources, grouped by module and chapter; each links to its section.
+ * The sources in the order of their numbers (the server ranks them: 1 is the best, and the answer's
+ * chips, quotes, copy and feedback all use these numbers), each linking to its section. Neighbours of
+ * one module and chapter share a heading; a page outside any module is headed by its own title.
  *
  * @param {Source[]} sources
  */
 export function sourcesList(sources) {
-  /** @type {Map<string, Source[]>} */
-  const groups = new Map();
-  for (const source of sources) {
-    const label = [source.module, source.chapter].filter(Boolean).join(' › ');
-    groups.set(label, [...(groups.get(label) ?? []), source]);
+  /** @type {[string, Source[]][]} */
+  const runs = [];
+  for (const source of [...sources].sort((a, b) => a.n - b.n)) {
+    const label = [source.module, source.chapter].filter(Boolean).join(' › ') || source.title || '';
+    const run = runs[runs.length - 1];
+    if (run && run[0] === label) run[1].push(source);
+    else runs.push([label, [source]]);
   }
   return h(
     'section',
     { class: 'bw-sources', 'data-bw': 'sources', 'aria-label': 'Sources' },
     h('p', { class: 'bw-label' }, 'Sources'),
-    [...groups].flatMap(([label, members]) => [
+    runs.flatMap(([label, members]) => [
       label && h('p', { class: 'bw-group' }, label),
-      linkList(members),
+      linkList(members, label),
     ]),
   );
 }
@@ -73,22 +78,30 @@ export function quotesBlock(quotes, sources) {
   );
 }
 
-/** @param {Source[]} sources */
-function linkList(sources) {
+/**
+ * @param {Source[]} sources
+ * @param {string} [group]  Their heading: a page title that is the heading is not said again.
+ */
+function linkList(sources, group) {
   return h(
     'ul',
     {},
-    sources.map((source) => h('li', {}, sourceLink(source))),
+    sources.map((source) => h('li', {}, sourceLink(source, group))),
   );
 }
 
-/** @param {Partial<Source> & { n: number, url: string }} source */
-function sourceLink(source) {
-  const name = [source.title, source.heading !== source.title && source.heading].filter(Boolean).join(' › ');
+/**
+ * @param {Partial<Source> & { n: number, url: string }} source
+ * @param {string} [group]
+ */
+function sourceLink(source, group) {
+  const title = source.title !== group && source.title;
+  const heading = source.heading !== source.title && source.heading;
+  const name = plain([title || (!heading && source.title), heading].filter(Boolean).join(' › '));
   const content = [h('span', { class: 'bw-n', 'aria-hidden': 'true' }, String(source.n)), name || source.url];
   const href = sameSiteUrl(source.url);
   if (!href) return h('span', { class: 'bw-source' }, content);
-  const path = [...(source.breadcrumb ?? []), source.heading].filter(Boolean).join(' › ');
+  const path = plain([...(source.breadcrumb ?? []), source.heading].filter(Boolean).join(' › '));
   const props = {
     class: 'bw-source',
     'data-bw': 'source-link',

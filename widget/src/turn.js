@@ -1,5 +1,6 @@
 /** One question and its answer, from the request to the reader's vote. */
 import { ApiError, sendFeedback, streamChat } from './api.js';
+import { plain } from './citations.js';
 import { h } from './dom.js';
 import { FEEDBACK_ANSWER_CHARS } from './limits.js';
 import { quotedIn } from './passages.js';
@@ -167,7 +168,7 @@ export class Turn {
       this.#sources = data.sources;
       if (this.#notCovered) this.#render();
       else if (this.#sources.length) this.#answer.before(sourcesList(this.#sources));
-      const titles = this.#sources.map((source) => source.heading || source.title);
+      const titles = this.#sources.map((source) => plain(source.heading || source.title));
       if (titles.length) this.#hooks.announce(`Sources: ${titles.join('; ')}.`);
       this.#hooks.update();
     } else if (name === 'token') {

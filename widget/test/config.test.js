@@ -73,3 +73,15 @@ test("the content selector and the selection cap are the owner's only when set",
   assert.equal(readConfig(script({ maxSelection: 'lots' })).maxSelection, 0);
   assert.equal(readConfig(script({ maxSelection: '-5' })).maxSelection, 0);
 });
+
+test('what the reader asks about follows the title: "Ask My Site" asks about My Site', () => {
+  const titles = ['Ask the book', 'Ask My Site', 'Ask about Robot Motion?', 'ask  the docs …', 'Hi', 'Ask'];
+  assert.deepEqual(
+    titles.map((title) => readConfig(script({ title })).subject),
+    ['the book', 'My Site', 'Robot Motion', 'the docs', 'the book', 'the book'],
+  );
+  assert.equal(readConfig(script({ title: 'Ask My Site' })).placeholder, 'Ask a question about My Site…');
+  const owned = readConfig(script({ title: 'Ask My Site', placeholder: 'Type here' }));
+  assert.equal(owned.placeholder, 'Type here'); // the owner's own placeholder wins
+  assert.equal(readConfig(script({})).subject, 'the book');
+});

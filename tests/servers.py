@@ -32,7 +32,7 @@ def serve_in_thread(
     app: Any,
     *,
     port: int = 0,
-    start_timeout: float = 10.0,
+    start_timeout: float = 60.0,  # the app opens its index at start: seconds on a busy 2-core machine
     stop_timeout: float = 35.0,
     **options: Any,
 ) -> Iterator[str]:

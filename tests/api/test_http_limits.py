@@ -251,9 +251,11 @@ def test_trailing_slash_with_a_foreign_host_is_a_json_404_not_a_redirect(url: st
 def test_file_limit_is_raised_to_fit_the_connection_cap(tmp_path: Path) -> None:
     """Past the open-file limit accept() fails and nothing is answered, /api/health included."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 1200:
-        pytest.skip(f"hard file limit {hard} is below the test's cap")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    room = hard if hard == resource.RLIM_INFINITY or hard >= 1200 else 1200
+    try:  # a hard limit below the cap can be raised with CAP_SYS_RESOURCE (root, usually)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, room))
+    except (OSError, ValueError):
+        pytest.skip(f"hard file limit {hard} is below the test's cap and cannot be raised here")
     try:
         ensure_file_limit(hash_settings(tmp_path, http_max_connections=1100))
         assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= 1100

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from apiserver import running_api
 from bookwise.settings import Settings
@@ -210,3 +211,53 @@ def test_the_launcher_does_not_cover_docusaurus_back_to_top_button_regression(
         launcher["x"] + launcher["width"] <= button["x"] or button["x"] + button["width"] <= launcher["x"]
     )
     assert apart_vertically or apart_horizontally
+
+
+DRIVE = "/docs/foundations/differential-drive"
+CMD_VEL = "reading-the-cmd_vel-topic"
+VELOCITY_QUESTION = "How do I send a velocity command to the robot from the terminal?"
+MARKED_TOP = "() => [...CSS.highlights.get('bookwise-landed')][0].getBoundingClientRect().top"
+TOP_OF = "id => document.getElementById(id).getBoundingClientRect().top"
+
+
+@pytest.mark.parametrize("width", [1440, 1920])
+def test_a_citation_on_a_wide_screen_lands_on_its_passage_beside_the_docked_panel_regression(
+    site_url: str, page: Any, fake: FakeLLM, width: int
+) -> None:
+    """At 1,400 px and wider, citation 1 of the velocity-command answer landed about 700 px past its
+    heading, the marked passage off screen, and the panel closed. The quoted command's line, scrolling
+    sideways in its code block, reached under the docked panel, which closed for it; the page then
+    reflowed to its full width, shorter above the window, and the passage moved out of view."""
+    page.set_viewport_size({"width": width, "height": 900})
+    visit(page, f"{site_url}{DRIVE}")
+    page.wait_for_function("() => document.documentElement.hasAttribute('data-bookwise-hydrated')")
+    paragraph, code = page.evaluate(
+        """id => {
+          let node = document.getElementById(id).nextElementSibling;
+          while (node.tagName !== 'P') node = node.nextElementSibling;
+          const pre = node.nextElementSibling.querySelector('pre');
+          return [node.textContent.trim(), pre.innerText.trim()];
+        }""",
+        CMD_VEL,
+    )
+    quoted_code = "\n".join(f"> {line}" for line in code.splitlines())
+    fake.tokens = [f"> {paragraph}\n>\n> ```bash\n{quoted_code}\n> ```\n>\n> [1]"]
+    fake.delay_s = 0.0
+    asked = page.evaluate(
+        "([q, t, id]) => window.Bookwise.ask(q, {selectedText: t, headingId: id})",
+        [VELOCITY_QUESTION, paragraph, CMD_VEL],
+    )
+    assert asked == "done"
+    assert page.evaluate("document.documentElement.hasAttribute('data-bookwise-docked')")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    part(page, "answer").last.locator("[data-bw=cite]").first.click()
+    page.wait_for_function("() => CSS.highlights.get('bookwise-landed')")
+    height = page.evaluate("innerHeight")
+    assert 0 <= page.evaluate(TOP_OF, CMD_VEL) < height
+    assert 0 <= page.evaluate(MARKED_TOP) < height
+    expect(part(page, "panel")).to_be_visible()  # docked beside the page, it covers nothing
+    # Closing the docked panel widens the page; what the reader was looking at stays where it was.
+    heading_top = page.evaluate(TOP_OF, CMD_VEL)
+    part(page, "close").click()
+    expect(part(page, "panel")).to_be_hidden()
+    assert abs(page.evaluate(TOP_OF, CMD_VEL) - heading_top) <= 1

@@ -2,41 +2,23 @@
 
 It finds what decides structure — headings (ATX and setext), code fences, admonitions, ESM
 import/export blocks, comments, JSX wrappers and partial includes — and yields items with their
-character span in the source file. Inline Markdown is left for mistune (``markdown.py``).
+character span in the source file. What each line opens or closes is ``blocks.py``'s; this module
+walks a page with it, one construct per method. Inline Markdown is left for mistune (``markdown.py``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bookwise.errors import MarkdownError
+from bookwise.ingest import blocks
+from bookwise.ingest.blocks import MDX_CODE_BLOCK, Fence
 from bookwise.ingest.markdown import strip_jsx
 
-ADMONITIONS = ("note", "tip", "info", "warning", "danger", "caution", "important", "success", "secondary")
-
-_ATX_OPEN = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
-MDX_CODE_BLOCK = "mdx-code-block"
-_ADMONITION_OPEN = re.compile(r"^\s*(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\])?(?:\{[^}]*\})?(.*)$")
-_ADMONITION_CLOSE = re.compile(r"^\s*:{3,}\s*$")
-_ESM = re.compile(r"^(import|export)\s")
-_IMPORT_DEFAULT = re.compile(r"""^import\s+(\w+)\s+from\s+['"]([^'"]+\.mdx?)['"]""")
-_SELF_CLOSING = re.compile(r"^\s*<([A-Z]\w*)\s*/>\s*$")
 _TAB_ITEM = re.compile(r"""<TabItem\b[^>]*?\blabel=(?:"([^"]*)"|'([^']*)'|\{['"]([^'"]*)['"]\})[^>]*>""")
 _TAB_ITEM_OPEN = "<TabItem"
-_UNCLOSED_TAG = re.compile(r"^\s*<[A-Za-z][\w.:-]*(?:\s[^>]*)?$")
-_TITLE_ATTR = re.compile(r"""title=(?:"([^"]*)"|'([^']*)')""")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-# Matched against the stripped line: a leading and a trailing ``\s*`` beside ``\s*`` was quadratic.
-_TABLE_DELIM = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
-# Docusaurus' default magic comments: the site renders the code without these lines (they only mark
-# highlighted lines), so a quoted or copied block must not carry them either.
-_MAGIC_COMMENT = re.compile(
-    r"^\s*(?://|#|--|%|;;?|/\*|\{\s*/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\s*\}?|-->)?\s*$"
-)
 _MATH = re.compile(r"\$\$|\\\(|\$[^$\s][^$]*\$")
 _IMAGE = re.compile(r"!\[[^\]]*\]\(|<img\b", re.I)
 
@@ -67,22 +49,6 @@ class IncludeItem:
 Item = HeadingItem | TextItem | IncludeItem
 
 
-def _atx(line: str) -> tuple[int, str] | None:
-    r"""(level, text) of an ATX heading line, the closing ``#``s removed.
-
-    Same result as ``^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`` without its lazy
-    group, which retried the ending at every character (quadratic in runs of spaces).
-    """
-    opening = _ATX_OPEN.match(line)
-    if opening is None:
-        return None
-    text = line[opening.end() :].strip(" \t")
-    hashes = text.rstrip("#")
-    if len(hashes) < len(text) and hashes[-1:] in (" ", "\t"):
-        text = hashes.rstrip(" \t")
-    return len(opening.group(1)), text.strip()
-
-
 def tab_labels(line: str) -> str:
     """``<TabItem label="x" ...>`` → ``x: ``, scanning each tag once."""
     out: list[str] = []
@@ -101,216 +67,248 @@ def tab_labels(line: str) -> str:
     return "".join(out)
 
 
-def _lines(text: str, offset: int) -> Iterator[tuple[str, int, int]]:
-    pos = 0
-    for line in text.split("\n"):
-        yield line, offset + pos, offset + pos + len(line)
-        pos += len(line) + 1
-
-
 def scan(body: str, offset: int = 0, *, path: str = "", first_line: int = 1) -> list[Item]:
     """Scan ``body``, which starts at character ``offset`` and line ``first_line`` of its file."""
-    items: list[Item] = []
-    partials: dict[str, str] = {}
-    lines = list(_lines(body, offset))
-    i = 0
-    admonition_depth = 0
-    # Lines of the open paragraph (that a setext underline would turn into a heading), joined once
-    # when it closes: re-joining the growing text line by line was quadratic.
-    paragraph: list[tuple[str, int, int]] = []
+    return _merge_tables(_Scanner(body, offset, path, first_line).run())
 
-    def close_paragraph() -> None:
-        if paragraph:
-            text = "\n".join(t for t, _, _ in paragraph)
-            items.append(TextItem(text, paragraph[0][1], paragraph[-1][2], "prose"))
-            paragraph.clear()
 
-    def line_number(pos: int) -> int:
-        return body.count("\n", 0, pos - offset) + first_line
+class _Scanner:
+    """One pass over a page's lines. Each ``_read_*`` method reads one construct at line ``at`` and
+    returns the index of the line after it, or None when the line does not open that construct."""
 
-    while i < len(lines):
-        line, start, end = lines[i]
-        stripped = line.strip()
+    def __init__(self, body: str, offset: int, path: str, first_line: int) -> None:
+        self.body, self.offset, self.path, self.first_line = body, offset, path, first_line
+        self.lines = body.split("\n")
+        # (start, end) character offsets of each line in the file; kept beside ``lines``.
+        self.spans: list[tuple[int, int]] = []
+        position = offset
+        for line in self.lines:
+            self.spans.append((position, position + len(line)))
+            position += len(line) + 1
+        self.items: list[Item] = []
+        self.partials: dict[str, str] = {}  # component name → import path of an MDX partial
+        self.admonition_depth = 0
+        # Lines of the open paragraph (that a setext underline would turn into a heading), joined once
+        # when it closes: re-joining the growing text line by line was quadratic.
+        self.paragraph: list[tuple[str, int, int]] = []
 
-        fence = _FENCE.match(line)
-        if fence:
-            indent, marker, info = fence.groups()
-            j = _fence_end(lines, i)
-            lang = _lang(info)
-            if lang == MDX_CODE_BLOCK:
-                content = [ln for ln, _, _ in lines[i + 1 : j]]
-                if not paragraph and _renders_code_above(items, content):
-                    i = j + 1  # a live demo of the example just shown: its text would read twice
-                    continue
-                wrapped = None if paragraph else _wrapped_fence(lines, j, content)
-                if wrapped is not None and _renders_code_above(items, wrapped[0], as_mdx=False):
-                    i = wrapped[1] + 1  # the same demo, its wrapper opened and closed around a fence
-                    continue
-                # Docusaurus renders this fence's content as MDX (its remark plugin unwraps it): scan
-                # the content as the page's own, without the two fence lines.
-                if j < len(lines):
-                    del lines[j]
-                i += 1
-                continue
-            # An unclosed fence runs to the end of the file, as in CommonMark.
-            close_end = lines[min(j, len(lines) - 1)][2]
-            code = "\n".join(
-                ln[len(indent) :] if ln.startswith(indent) else ln.lstrip()
-                for ln, _, _ in lines[i + 1 : j]
-                if not _MAGIC_COMMENT.match(ln)
+    def run(self) -> list[Item]:
+        readers: tuple[Callable[[int], int | None], ...] = (
+            self._read_fence,
+            self._read_comment,
+            self._read_esm,
+            self._read_atx_heading,
+            self._read_setext_underline,
+            self._read_admonition_open,
+            self._read_admonition_close,
+            self._read_include,
+            self._read_multiline_tag,
+            self._read_line,
+        )
+        at = 0
+        while at < len(self.lines):
+            for read in readers:
+                following = read(at)
+                if following is not None:
+                    at = following
+                    break
+        self._close_paragraph()
+        return self.items
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def _close_paragraph(self) -> None:
+        if self.paragraph:
+            text = "\n".join(t for t, _, _ in self.paragraph)
+            self.items.append(TextItem(text, self.paragraph[0][1], self.paragraph[-1][2], "prose"))
+            self.paragraph.clear()
+
+    def _add(self, at: int, text: str, kind: str) -> None:
+        """An item of line ``at`` alone, after the open paragraph."""
+        self._close_paragraph()
+        self.items.append(TextItem(text, *self.spans[at], kind))
+
+    def _line_number(self, position: int) -> int:
+        return self.body.count("\n", 0, position - self.offset) + self.first_line
+
+    # --- code fences -------------------------------------------------------------------------------
+
+    def _read_fence(self, at: int) -> int | None:
+        fence = blocks.fence_opening(self.lines[at])
+        if fence is None:
+            return None
+        end = blocks.fence_end(self.lines, at, fence)
+        if fence.lang == MDX_CODE_BLOCK:
+            return self._read_mdx_code_block(at, end)
+        # An unclosed fence runs to the end of the file, as in CommonMark.
+        close_end = self.spans[min(end, len(self.lines) - 1)][1]
+        code = "\n".join(
+            fence.unindent(ln) for ln in self.lines[at + 1 : end] if not blocks.is_magic_comment(ln)
+        )
+        header = f"{fence.marker}{fence.lang}" + (f' title="{fence.title}"' if fence.title else "")
+        self._close_paragraph()
+        self.items.append(TextItem(f"{header}\n{code}\n{fence.marker}", self.spans[at][0], close_end, "code"))
+        return end + 1
+
+    def _read_mdx_code_block(self, at: int, end: int) -> int:
+        """Docusaurus renders this fence's content as MDX: its content is scanned as the page's own,
+        without the two fence lines, unless it is a live demo of the code block just shown."""
+        content = self.lines[at + 1 : end]
+        if not self.paragraph and _renders_code_above(self.items, content):
+            return end + 1  # a live demo of the example just shown: its text would read twice
+        wrapped = None if self.paragraph else _wrapped_fence(self.lines, end, content)
+        if wrapped is not None and _renders_code_above(self.items, wrapped[0], as_mdx=False):
+            return wrapped[1] + 1  # the same demo, its wrapper opened and closed around a fence
+        if end < len(self.lines):
+            del self.lines[end]
+            del self.spans[end]
+        return at + 1
+
+    # --- MDX blocks --------------------------------------------------------------------------------
+
+    def _read_comment(self, at: int) -> int | None:
+        """An HTML or MDX comment, over as many lines as it takes; text after its end is prose."""
+        closer = blocks.comment_closer(self.lines[at])
+        if closer is None:
+            return None
+        end = at
+        while end < len(self.lines) and closer not in self.lines[end]:
+            end += 1
+        if end == len(self.lines):
+            raise MarkdownError(
+                f"comment is never closed (missing '{closer}')",
+                path=self.path,
+                line=self._line_number(self.spans[at][0]),
             )
-            title_match = _TITLE_ATTR.search(info)
-            title = (title_match.group(1) or title_match.group(2)) if title_match else ""
-            header = f"{marker}{lang}" + (f' title="{title}"' if title else "")
-            close_paragraph()
-            items.append(TextItem(f"{header}\n{code}\n{marker}", start, close_end, "code"))
-            i = j + 1
-            continue
+        rest = self.lines[end].split(closer, 1)[1].strip()
+        self._close_paragraph()
+        if rest:
+            self.items.append(TextItem(strip_jsx(rest), self.spans[at][0], self.spans[end][1], "prose"))
+        return end + 1
 
-        if stripped.startswith("<!--") or stripped.startswith("{/*"):
-            closer = "-->" if stripped.startswith("<!--") else "*/}"
-            j = i
-            while j < len(lines) and closer not in lines[j][0]:
-                j += 1
-            if j == len(lines):
-                raise MarkdownError(
-                    f"comment is never closed (missing '{closer}')", path=path, line=line_number(start)
-                )
-            rest = lines[j][0].split(closer, 1)[1].strip()
-            close_paragraph()
-            if rest:
-                items.append(TextItem(strip_jsx(rest), start, lines[j][2], "prose"))
-            i = j + 1
-            continue
+    def _read_esm(self, at: int) -> int | None:
+        """An ``import``/``export`` block up to the next blank line; it renders nothing, but its
+        default imports of partials name the components that include them."""
+        if not blocks.is_esm(self.lines[at]):
+            return None
+        end = at
+        while end < len(self.lines) and self.lines[end].strip():
+            if imported := blocks.partial_import(self.lines[end]):
+                self.partials[imported[0]] = imported[1]
+            end += 1
+        self._close_paragraph()
+        return end
 
-        if _ESM.match(line):
-            j = i
-            while j < len(lines) and lines[j][0].strip():
-                if match := _IMPORT_DEFAULT.match(lines[j][0]):
-                    partials[match.group(1)] = match.group(2)
-                j += 1
-            close_paragraph()
-            i = j
-            continue
+    def _read_include(self, at: int) -> int | None:
+        """``<Partial />`` of a component imported from a partial: the partial's content goes here."""
+        name = blocks.self_closing_component(self.lines[at])
+        if name is None or name not in self.partials:
+            return None
+        self._close_paragraph()
+        self.items.append(IncludeItem(self.partials[name], *self.spans[at]))
+        return at + 1
 
-        heading = _atx(line)
-        if heading:
-            close_paragraph()
-            items.append(HeadingItem(heading[0], heading[1], start, end))
-            i += 1
-            continue
+    def _read_multiline_tag(self, at: int) -> int | None:
+        """A JSX opening tag whose attributes run over several lines: dropped whole."""
+        if not blocks.opens_multiline_tag(self.lines[at]):
+            return None
+        end = at
+        while end < len(self.lines) and not self.lines[end].rstrip().endswith(">"):
+            end += 1
+        self._close_paragraph()
+        return end + 1
 
-        setext = _SETEXT.match(line)
-        if setext and paragraph:
-            level = 1 if setext.group(1)[0] == "=" else 2
-            text = "\n".join(t for t, _, _ in paragraph).strip()
-            items.append(HeadingItem(level, text, paragraph[0][1], end))
-            paragraph.clear()
-            i += 1
-            continue
+    # --- headings ----------------------------------------------------------------------------------
 
-        admonition = _ADMONITION_OPEN.match(line)
-        if admonition and admonition.group(2).lower() in ADMONITIONS:
-            _, keyword, bracket_title, legacy_title = admonition.groups()
-            title = bracket_title or legacy_title.strip() or ""
-            label = keyword.capitalize() + (f": {strip_jsx(title)}" if title else "")
-            close_paragraph()
-            items.append(TextItem(f"**{label}**", start, end, "admonition"))
-            admonition_depth += 1
-            i += 1
-            continue
-        if admonition_depth and _ADMONITION_CLOSE.match(line):
-            admonition_depth -= 1
-            close_paragraph()
-            items.append(TextItem("", start, end, "blank"))
-            i += 1
-            continue
+    def _read_atx_heading(self, at: int) -> int | None:
+        heading = blocks.atx_heading(self.lines[at])
+        if heading is None:
+            return None
+        self._close_paragraph()
+        self.items.append(HeadingItem(heading[0], heading[1], *self.spans[at]))
+        return at + 1
 
-        include = _SELF_CLOSING.match(line)
-        if include and include.group(1) in partials:
-            close_paragraph()
-            items.append(IncludeItem(partials[include.group(1)], start, end))
-            i += 1
-            continue
+    def _read_setext_underline(self, at: int) -> int | None:
+        """``===`` or ``---`` under a paragraph: the paragraph is a heading."""
+        level = blocks.setext_level(self.lines[at])
+        if level is None or not self.paragraph:
+            return None
+        text = "\n".join(t for t, _, _ in self.paragraph).strip()
+        self.items.append(HeadingItem(level, text, self.paragraph[0][1], self.spans[at][1]))
+        self.paragraph.clear()
+        return at + 1
 
-        if _UNCLOSED_TAG.match(line) and not stripped.endswith(">"):
-            # A JSX opening tag whose attributes run over several lines: drop it whole.
-            j = i
-            while j < len(lines) and not lines[j][0].rstrip().endswith(">"):
-                j += 1
-            close_paragraph()
-            i = j + 1
-            continue
+    # --- admonitions -------------------------------------------------------------------------------
 
-        if not stripped:
-            close_paragraph()
-            items.append(TextItem("", start, end, "blank"))
-            i += 1
-            continue
+    def _read_admonition_open(self, at: int) -> int | None:
+        """``:::tip[Title]`` → a bold label (``**Tip: Title**``); the content reads on as the page's."""
+        opening = blocks.admonition_opening(self.lines[at])
+        if opening is None:
+            return None
+        keyword, title = opening
+        self._add(
+            at, "**" + keyword.capitalize() + (f": {strip_jsx(title)}" if title else "") + "**", "admonition"
+        )
+        self.admonition_depth += 1
+        return at + 1
 
+    def _read_admonition_close(self, at: int) -> int | None:
+        if not self.admonition_depth or not blocks.closes_admonition(self.lines[at]):
+            return None
+        self.admonition_depth -= 1
+        self._add(at, "", "blank")
+        return at + 1
+
+    # --- lines of text -----------------------------------------------------------------------------
+
+    def _read_line(self, at: int) -> int:
+        """Any other line: a blank, a table row, or a line of the open paragraph."""
+        line = self.lines[at]
+        if not line.strip():
+            self._add(at, "", "blank")
+            return at + 1
         text = strip_jsx(tab_labels(line))
         if not text.strip():
             # A line of wrappers only (<Tabs>, </details>…): a block boundary, like a blank line.
-            close_paragraph()
-            items.append(TextItem("", start, end, "blank"))
-            i += 1
-            continue
-        if _TABLE_ROW.match(line) or "|" in line and _TABLE_DELIM.match(stripped):
-            close_paragraph()
-            items.append(TextItem(text, start, end, "table"))
+            self._add(at, "", "blank")
+        elif blocks.is_table_row(line):
+            self._add(at, text, "table")
         else:
-            paragraph.append((text, start, end))
-        i += 1
-    close_paragraph()
-    return _merge_tables(items)
-
-
-def _lang(info: str) -> str:
-    """A fence's language: the first word of its info string."""
-    return info.strip().split(" ")[0] if info.strip() else ""
-
-
-def _fence_end(lines: list[tuple[str, int, int]], opening: int) -> int:
-    """The index of the line closing the fence opened at ``opening`` (``len(lines)`` if none does)."""
-    marker = _FENCE.match(lines[opening][0])
-    assert marker is not None
-    fence = marker.group(2)
-    closing = re.compile(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$")
-    end = opening + 1
-    while end < len(lines) and not closing.match(lines[end][0]):
-        end += 1
-    return end
+            self.paragraph.append((text, *self.spans[at]))
+        return at + 1
 
 
 def _only_tags(content: list[str]) -> bool:
     return bool(content) and not any(strip_jsx(line).strip() for line in content)
 
 
-def _wrapped_fence(
-    lines: list[tuple[str, int, int]], end: int, content: list[str]
-) -> tuple[list[str], int] | None:
+def _fence_at(lines: list[str], at: int) -> Fence | None:
+    return blocks.fence_opening(lines[at]) if at < len(lines) else None
+
+
+def _wrapped_fence(lines: list[str], end: int, content: list[str]) -> tuple[list[str], int] | None:
     """An ``mdx-code-block`` that only opens a JSX wrapper (``<BrowserWindow>``, its ``content``,
     closed at line ``end``), then a code fence, then one that only closes the wrapper: the fence's
     lines and the index of the wrapper's last line."""
     if not _only_tags(content):
         return None
     code = _next_text_line(lines, end + 1)
-    fence = _FENCE.match(lines[code][0]) if code < len(lines) else None
-    if fence is None or _lang(fence.group(3)) == MDX_CODE_BLOCK:
+    shown = _fence_at(lines, code)
+    if shown is None or shown.lang == MDX_CODE_BLOCK:
         return None
-    code_end = _fence_end(lines, code)
+    code_end = blocks.fence_end(lines, code, shown)
     closer = _next_text_line(lines, code_end + 1)
-    wrapper = _FENCE.match(lines[closer][0]) if closer < len(lines) else None
-    if wrapper is None or _lang(wrapper.group(3)) != MDX_CODE_BLOCK:
+    wrapper = _fence_at(lines, closer)
+    if wrapper is None or wrapper.lang != MDX_CODE_BLOCK:
         return None
-    closer_end = _fence_end(lines, closer)
-    if closer_end >= len(lines) or not _only_tags([ln for ln, _, _ in lines[closer + 1 : closer_end]]):
+    closer_end = blocks.fence_end(lines, closer, wrapper)
+    if closer_end >= len(lines) or not _only_tags(lines[closer + 1 : closer_end]):
         return None
-    return [ln for ln, _, _ in lines[code : code_end + 1]], closer_end
+    return lines[code : code_end + 1], closer_end
 
 
-def _next_text_line(lines: list[tuple[str, int, int]], start: int) -> int:
-    while start < len(lines) and not lines[start][0].strip():
+def _next_text_line(lines: list[str], start: int) -> int:
+    while start < len(lines) and not lines[start].strip():
         start += 1
     return start
 
@@ -327,7 +325,7 @@ def _renders_code_above(items: list[Item], content: list[str], *, as_mdx: bool =
         return False
     shown = " ".join(" ".join(above.text.split("\n")[1:-1]).split())
     if as_mdx:
-        content = [line for line in content if strip_jsx(line).strip() and not _ESM.match(line)]
+        content = [line for line in content if strip_jsx(line).strip() and not blocks.is_esm(line)]
     rendered = " ".join(" ".join(content).split())
     return bool(shown) and rendered == shown
 

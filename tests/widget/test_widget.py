@@ -617,13 +617,18 @@ def test_a_long_answer_keeps_its_question_in_view_regression(page: Page, site: S
     assert (
         part(page, "answer").last.locator("p").first.bounding_box()["y"] < messages["y"] + messages["height"]
     )
-    # The next question's start is shown in its turn.
+    # The next question's start is shown in its turn; a reader who scrolls on to the end while it
+    # streams is followed there.
     fake.tokens = [f"Line {n} [1].\n\n" for n in range(40)]
+    fake.delay_s = 0.05
     ask(page, "What do quokkas eat in the evening?")
-    wait_state(page, "done")
-    expect(part(page, "answer").last).to_contain_text("Line 39")
+    expect(part(page, "answer").last).to_contain_text("Line 20")
     second = page.locator(f"{HOST} .bw-question").last.bounding_box()
     assert second is not None and messages["y"] <= second["y"] < messages["y"] + 40
+    part(page, "messages").evaluate("m => m.scrollTo(0, m.scrollHeight)")
+    wait_state(page, "done")
+    expect(part(page, "answer").last).to_contain_text("Line 39")
+    assert part(page, "messages").evaluate("m => m.scrollHeight - m.scrollTop - m.clientHeight") < 2
 
 
 def test_sources_are_listed_in_the_order_of_their_numbers_regression(

@@ -27,7 +27,7 @@ from bookwise.index.embedders import HashEmbedder
 from bookwise.ingest.chunking import MAX_CHARS_PER_TOKEN, chunk_blocks
 from bookwise.ingest.headings import parse_heading
 from bookwise.ingest.markdown import strip_jsx
-from bookwise.ingest.mdx import scan
+from bookwise.ingest.mdx import TextItem, scan
 from bookwise.ingest.models import Block
 from bookwise.ingest.pipeline import ChunkingParams, IngestResult, ingest_site
 from bookwise.ingest.site import SiteConfig, read_site_config
@@ -146,6 +146,21 @@ def test_markdown_parsing_of_hostile_lines_is_linear(name: str) -> None:
         strip_jsx(text[:300_000])
         parse_heading(text.split("\n")[0])
     assert items
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["````mdx-code-block\n" * 100_000, "```\nx\n```\n````mdx-code-block\n" * 25_000],
+    ids=["openers only", "each after a code block"],
+)
+def test_unclosed_mdx_code_block_openers_were_quadratic_regression(page: str) -> None:
+    """An ``mdx-code-block`` fence's content is read as the page's own, so the scan goes on after an
+    unclosed one; each opener searched the rest of the page for its closing line and copied the rest
+    as its content (5,000 openers took 12 s, a 2 MB page of them hours). Where no closing line is left
+    is now remembered, and the content read only as far as the demo check needs."""
+    with watchdog(20):
+        items = scan(page)
+    assert all(isinstance(item, TextItem) for item in items)
 
 
 def test_a_hostile_page_ingests_beside_normal_pages(make_site: SiteFactory) -> None:

@@ -88,6 +88,8 @@ class _Scanner:
         self.items: list[Item] = []
         self.partials: dict[str, str] = {}  # component name → import path of an MDX partial
         self.admonition_depth = 0
+        # (fence character, marker length) → a line index from which no line closes such a fence.
+        self.unclosed_from: dict[tuple[str, int], int] = {}
         # Lines of the open paragraph (that a setext underline would turn into a heading), joined once
         # when it closes: re-joining the growing text line by line was quadratic.
         self.paragraph: list[tuple[str, int, int]] = []
@@ -128,6 +130,24 @@ class _Scanner:
         self._close_paragraph()
         self.items.append(TextItem(text, *self.spans[at], kind))
 
+    def _fence_end(self, at: int, fence: Fence) -> int:
+        """``blocks.fence_end``, remembering where no closing line is left for a marker: each of a
+        page of unclosed ``mdx-code-block`` openers (read on as the page's own) searched to the end."""
+        key = (fence.marker[0], len(fence.marker))
+        known = self.unclosed_from.get(key)
+        if known is not None and known <= at + 1:
+            return len(self.lines)
+        end = blocks.fence_end(self.lines, at, fence)
+        if end == len(self.lines):
+            self.unclosed_from[key] = at + 1
+        return end
+
+    def _drop_line(self, at: int) -> None:
+        del self.lines[at]
+        del self.spans[at]
+        # Removing a line adds no closing line: what was known from a later line now starts one earlier.
+        self.unclosed_from = {key: p - 1 if p > at else p for key, p in self.unclosed_from.items()}
+
     def _line_number(self, position: int) -> int:
         return self.body.count("\n", 0, position - self.offset) + self.first_line
 
@@ -137,7 +157,7 @@ class _Scanner:
         fence = blocks.fence_opening(self.lines[at])
         if fence is None:
             return None
-        end = blocks.fence_end(self.lines, at, fence)
+        end = self._fence_end(at, fence)
         if fence.lang == MDX_CODE_BLOCK:
             return self._read_mdx_code_block(at, end)
         # An unclosed fence runs to the end of the file, as in CommonMark.
@@ -152,17 +172,39 @@ class _Scanner:
 
     def _read_mdx_code_block(self, at: int, end: int) -> int:
         """Docusaurus renders this fence's content as MDX: its content is scanned as the page's own,
-        without the two fence lines, unless it is a live demo of the code block just shown."""
-        content = self.lines[at + 1 : end]
-        if not self.paragraph and _renders_code_above(self.items, content):
+        without the two fence lines, unless it is a live demo of the code block just shown.
+
+        The content is read lazily (lines ``at + 1`` to ``end``): an unclosed block runs to the end
+        of the page, and copying the rest of the page at every such opener was quadratic."""
+        if not self.paragraph and _renders_code_above(self.items, self.lines, at + 1, end):
             return end + 1  # a live demo of the example just shown: its text would read twice
-        wrapped = None if self.paragraph else _wrapped_fence(self.lines, end, content)
-        if wrapped is not None and _renders_code_above(self.items, wrapped[0], as_mdx=False):
+        wrapped = None if self.paragraph else self._wrapped_fence(at + 1, end)
+        if wrapped is not None and _renders_code_above(self.items, self.lines, *wrapped[0], as_mdx=False):
             return wrapped[1] + 1  # the same demo, its wrapper opened and closed around a fence
         if end < len(self.lines):
-            del self.lines[end]
-            del self.spans[end]
+            self._drop_line(end)
         return at + 1
+
+    def _wrapped_fence(self, start: int, end: int) -> tuple[tuple[int, int], int] | None:
+        """An ``mdx-code-block`` that only opens a JSX wrapper (``<BrowserWindow>``, its content lines
+        ``start`` to ``end``), then a code fence, then one that only closes the wrapper: the (start,
+        end) lines of the fence and the index of the wrapper's last line."""
+        lines = self.lines
+        if not _only_tags(lines, start, end):
+            return None
+        code = _next_text_line(lines, end + 1)
+        shown = _fence_at(lines, code)
+        if shown is None or shown.lang == MDX_CODE_BLOCK:
+            return None
+        code_end = self._fence_end(code, shown)
+        closer = _next_text_line(lines, code_end + 1)
+        wrapper = _fence_at(lines, closer)
+        if wrapper is None or wrapper.lang != MDX_CODE_BLOCK:
+            return None
+        closer_end = self._fence_end(closer, wrapper)
+        if closer_end >= len(lines) or not _only_tags(lines, closer + 1, closer_end):
+            return None
+        return (code, code_end + 1), closer_end
 
     # --- MDX blocks --------------------------------------------------------------------------------
 
@@ -278,33 +320,13 @@ class _Scanner:
         return at + 1
 
 
-def _only_tags(content: list[str]) -> bool:
-    return bool(content) and not any(strip_jsx(line).strip() for line in content)
+def _only_tags(lines: list[str], start: int, end: int) -> bool:
+    """Whether lines ``start`` to ``end`` (not included) are some, and only JSX tags."""
+    return start < end and not any(strip_jsx(lines[k]).strip() for k in range(start, end))
 
 
 def _fence_at(lines: list[str], at: int) -> Fence | None:
     return blocks.fence_opening(lines[at]) if at < len(lines) else None
-
-
-def _wrapped_fence(lines: list[str], end: int, content: list[str]) -> tuple[list[str], int] | None:
-    """An ``mdx-code-block`` that only opens a JSX wrapper (``<BrowserWindow>``, its ``content``,
-    closed at line ``end``), then a code fence, then one that only closes the wrapper: the fence's
-    lines and the index of the wrapper's last line."""
-    if not _only_tags(content):
-        return None
-    code = _next_text_line(lines, end + 1)
-    shown = _fence_at(lines, code)
-    if shown is None or shown.lang == MDX_CODE_BLOCK:
-        return None
-    code_end = blocks.fence_end(lines, code, shown)
-    closer = _next_text_line(lines, code_end + 1)
-    wrapper = _fence_at(lines, closer)
-    if wrapper is None or wrapper.lang != MDX_CODE_BLOCK:
-        return None
-    closer_end = blocks.fence_end(lines, closer, wrapper)
-    if closer_end >= len(lines) or not _only_tags(lines[closer + 1 : closer_end]):
-        return None
-    return lines[code : code_end + 1], closer_end
 
 
 def _next_text_line(lines: list[str], start: int) -> int:
@@ -313,21 +335,34 @@ def _next_text_line(lines: list[str], start: int) -> int:
     return start
 
 
-def _renders_code_above(items: list[Item], content: list[str], *, as_mdx: bool = True) -> bool:
-    """Whether an ``mdx-code-block``'s content is the code block right above it, wrapped in JSX (a
-    ``<BrowserWindow>`` showing the rendered example): the demo's placeholder text ("Some
-    **content** with _Markdown_ `syntax`") would be indexed and quoted as if it said something.
-    ``as_mdx=False`` compares a code fence's lines as they are (a demo fence between two wrappers)."""
+def _renders_code_above(
+    items: list[Item], lines: list[str], start: int, end: int, *, as_mdx: bool = True
+) -> bool:
+    """Whether an ``mdx-code-block``'s content (lines ``start`` to ``end``) is the code block right
+    above it, wrapped in JSX (a ``<BrowserWindow>`` showing the rendered example): the demo's
+    placeholder text ("Some **content** with _Markdown_ `syntax`") would be indexed and quoted as if
+    it said something. ``as_mdx=False`` compares a code fence's lines as they are (a demo fence
+    between two wrappers). The content's words are read only until they outgrow the code's."""
     above = next(
         (item for item in reversed(items) if not (isinstance(item, TextItem) and item.kind == "blank")), None
     )
     if not isinstance(above, TextItem) or above.kind != "code":
         return False
     shown = " ".join(" ".join(above.text.split("\n")[1:-1]).split())
-    if as_mdx:
-        content = [line for line in content if strip_jsx(line).strip() and not blocks.is_esm(line)]
-    rendered = " ".join(" ".join(content).split())
-    return bool(shown) and rendered == shown
+    if not shown:
+        return False
+    words: list[str] = []
+    size = -1  # the length of " ".join(words)
+    for k in range(start, end):
+        line = lines[k]
+        if as_mdx and (not strip_jsx(line).strip() or blocks.is_esm(line)):
+            continue
+        for word in line.split():
+            words.append(word)
+            size += len(word) + 1
+        if size > len(shown):
+            return False
+    return " ".join(words) == shown
 
 
 def _merge_tables(items: list[Item]) -> list[Item]:

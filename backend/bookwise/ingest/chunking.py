@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bookwise.ingest.blocks import LIST_ITEM_MARKER
 from bookwise.ingest.models import Block
 
 TokenCounter = Callable[[str], int]
@@ -26,11 +27,10 @@ TokenCounter = Callable[[str], int]
 MAX_CHARS_PER_TOKEN = 16
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z0-9\[`*_(\"'])")
-# A list item's marker: a long list is cut between items before sentences (a table of contents has
-# no full stops, and was cut between words, mid-item).
-_ITEM_MARKER = r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]"
-_LIST_ITEM = re.compile(rf"\n(?={_ITEM_MARKER})")
-_STARTS_LIST = re.compile(_ITEM_MARKER)
+# A long list is cut between items before sentences (a table of contents has no full stops, and was
+# cut between words, mid-item).
+_LIST_ITEM = re.compile(rf"\n(?={LIST_ITEM_MARKER})")
+_STARTS_LIST = re.compile(LIST_ITEM_MARKER)
 
 
 @dataclass(frozen=True)

@@ -71,3 +71,18 @@ def test_setext_tables_admonitions_and_mdx_lines() -> None:
         None,
     )
     assert blocks.is_magic_comment("  // highlight-next-line") and not blocks.is_magic_comment("// highlight")
+
+
+def test_split_blocks_keeps_a_fenced_block_whole() -> None:
+    markdown = (
+        "Intro line\nsecond line\n\n\n```py\nx = 1\n\ny = 2\n```\nAfter the fence.\n\n"
+        "- a\n- b\n~~~\nopen to the end\n\n"
+    )
+    assert blocks.split_blocks(markdown) == [
+        "Intro line\nsecond line",
+        "```py\nx = 1\n\ny = 2\n```",
+        "After the fence.",
+        "- a\n- b",
+        "~~~\nopen to the end\n\n",
+    ]
+    assert blocks.split_blocks("") == []

@@ -2,9 +2,10 @@
 
 The one place that knows where a code fence opens and closes, what a heading, a table row, a list
 item, an admonition or an MDX block (ESM, a comment, a JSX tag) looks like. Ingest's scanner
-(``mdx.scan``) walks a page with it, the chunker cuts lists with it, and :func:`fence_spans` finds
-fenced code in Markdown that is already assembled (sections, chunks, answers). Every test reads one
-line once, so a scan stays linear in the page however hostile it is.
+(``mdx.scan``) walks a page with it, the chunker cuts lists with it, and :func:`fence_spans` and
+:func:`split_blocks` find fenced code and blocks in Markdown that is already assembled (sections,
+chunks, answers). Every test reads one line once, so a scan stays linear in the page however
+hostile it is.
 
 The lines are read as Docusaurus' MDX reads them, not as CommonMark would: a fence opens at any
 indent (inside a JSX wrapper or a list item alike), and ``import``/``export``, ``{/* */}`` and ``:::``
@@ -88,6 +89,29 @@ def fence_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
         spans.append((index, min(end, len(lines) - 1)))
         index = end + 1
     return spans
+
+
+def split_blocks(markdown: str) -> list[str]:
+    """Blank-line separated blocks of plain Markdown, blank lines dropped; a fenced code block is one
+    block whatever it holds (blank lines too), and starts a block even without a blank line above."""
+    lines = markdown.split("\n")
+    out: list[str] = []
+    current: list[str] = []
+    done = 0  # lines before this index are in ``out`` or ``current``
+    for opening, closing in [*fence_spans(lines), (len(lines), len(lines))]:
+        for line in lines[done:opening]:
+            if line.strip():
+                current.append(line)
+            elif current:
+                out.append("\n".join(current))
+                current = []
+        if current:
+            out.append("\n".join(current))
+            current = []
+        if opening < len(lines):
+            out.append("\n".join(lines[opening : closing + 1]))
+        done = closing + 1
+    return out
 
 
 def is_magic_comment(line: str) -> bool:

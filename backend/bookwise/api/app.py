@@ -21,7 +21,17 @@ from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
 from bookwise.api.mcp import BookTools, ContentsLimits, build_mcp_server, http_routes
 from bookwise.api.metrics import Metrics
-from bookwise.api.routes import admin, chat, feedback, health, insights, search, suggestions, widget
+from bookwise.api.routes import (
+    admin,
+    chat,
+    feedback,
+    health,
+    insights,
+    instant_search,
+    search,
+    suggestions,
+    widget,
+)
 from bookwise.api.services import Services, build_services
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError
@@ -97,7 +107,7 @@ def create_app(
     )
     app.state.services = shared
     install_error_handlers(app)
-    for routes in (chat, search, feedback, health, suggestions, widget):
+    for routes in (chat, search, instant_search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
     if shared.admin_token is not None:  # the authors' report and index uploads exist only with its token
         app.include_router(insights.router)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import logging
@@ -7,7 +8,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 import pytest
@@ -106,18 +107,23 @@ def _reached(code: CodeType, scope: dict[str, Any], seen: set[CodeType]) -> set[
     return found
 
 
+@functools.cache
+def _reached_from(function: FunctionType) -> frozenset[str]:
+    """``_reached`` from a test's or a fixture's function, once per function (fixtures are shared)."""
+    return frozenset(_reached(function.__code__, function.__globals__, set()))
+
+
 def needed_marks(item: pytest.Function) -> set[str]:
     """What ``item`` needs, from its fixtures (all of them, transitively), from the helpers its
     function and its fixtures' functions call, and from the store it is parametrized with."""
     marks = {MARK_OF_FIXTURE[name] for name in item.fixturenames if name in MARK_OF_FIXTURE}
     definitions = item._fixtureinfo.name2fixturedefs.values()
     functions = [item.function] + [definition.func for defined in definitions for definition in defined]
-    seen: set[CodeType] = set()
     for function in functions:
         function = inspect.unwrap(function)
         if not inspect.isfunction(function):
             continue
-        reached = _reached(function.__code__, function.__globals__, seen)
+        reached = _reached_from(function)
         marks |= {MARK_OF_HELPER[name] for name in reached & MARK_OF_HELPER.keys()}
         marks |= {MARK_OF_WORD[word] for word in reached & MARK_OF_WORD.keys()}
     callspec = getattr(item, "callspec", None)

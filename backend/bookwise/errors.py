@@ -6,7 +6,7 @@
     - FrontMatterError · EncodingError · FileTooLargeError · MarkdownError
     - OutsideSiteError · BrokenSymlinkError · NotARegularFileError
   - IndexUnusableError          the vector index cannot be used
-    - ModelMismatchError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
+    - ModelMismatchError · EmbedderMissingError · IndexNotFoundError · IndexBusyError · StoreUnavailableError
     - RetrievalTimeoutError
     - IndexCorruptError · DiskFullError   (data-directory faults)
     - IndexIncompatibleError    built by another chunker or BM25 scheme: `--reindex`
@@ -143,6 +143,14 @@ class ModelMismatchError(IndexUnusableError):
 
     code = "embedding_model_mismatch"
     public_message = "the book's index was built with another embedding model; it must be rebuilt"
+
+
+class EmbedderMissingError(IndexUnusableError):
+    """The index carries no exported embedding model and PyTorch is not installed to load the weights
+    (re-run `bookwise ingest` where the `local` extra is installed: it exports the model)."""
+
+    code = "embedding_model_missing"
+    public_message = "the book's index cannot embed questions here; it must be ingested again"
 
 
 class IndexNotFoundError(IndexUnusableError):

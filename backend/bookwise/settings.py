@@ -85,6 +85,18 @@ class Settings(BaseSettings):
         "large sites.",
     )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one embeddings API call.")
+    embedding_threads: int = Field(
+        0,
+        ge=0,
+        description="Threads one process's ONNX Runtime uses to embed questions; 0: as many as the "
+        "machine has cores. With several API workers on few cores, 1 keeps them from fighting over the cores.",
+    )
+    query_vector_cache: int = Field(
+        4096,
+        ge=0,
+        description="Question vectors kept in memory by each API process (by model and question text, "
+        "whitespace normalised): a question asked again is not embedded again. 0 turns the cache off.",
+    )
 
     chunk_max_tokens: int = Field(
         450,

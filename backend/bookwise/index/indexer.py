@@ -6,6 +6,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from bookwise.index.cache import SqliteEmbeddingCache
@@ -61,7 +62,11 @@ def sync_index(
     keep_generations: int = 2,
     batch_size: int = 64,
     progress: Progress | None = None,
+    attach: Callable[[Path], None] | None = None,
+    refresh: bool = False,
 ) -> IndexReport:
+    """``attach``: writes what travels with a new generation into its directory (embedded index only);
+    ``refresh``: a new generation even when no chunk changed (the live one lacks what ``attach`` adds)."""
     report = IndexReport()
     live = store.live_manifest()
     if live is not None and not reindex:
@@ -85,7 +90,8 @@ def sync_index(
             report.updated += 1
     report.deleted = len(set(previous) - set(hashes))
     unchanged = not (report.created or report.updated or report.deleted)
-    if live is not None and not reindex and unchanged and store.pointer_ok():  # else: repair the pointer
+    keep_live = live is not None and not reindex and not refresh and unchanged
+    if live is not None and keep_live and store.pointer_ok():  # else: repair the pointer
         if docs_commit is None or docs_commit == live.docs_commit:
             report.generation = live.generation
             return report
@@ -149,7 +155,10 @@ def sync_index(
                 chunk.id, vectors[chunk.content_hash].tolist(), sparse.document(chunk.embed_text), payload
             )
 
-    store.write_generation(manifest, points())
+    if attach is not None:
+        store.write_generation(manifest, points(), attach=attach)  # type: ignore[call-arg]
+    else:
+        store.write_generation(manifest, points())
     report.generation = generation
     report.switched = True
     report.pruned = store.prune(keep_generations)

@@ -8,6 +8,8 @@ switches to it atomically (``Upload``), as an ingest of its own would.
 The archive is a tar stream (gzip-compressed by ``pack_live_generation``) holding only::
 
     generation/manifest.json   generation/COMPLETE   generation/shard/...
+    generation/embedder/...    the ONNX export of the model queries are embedded with (local MiniLM)
+    generation/passages.*      the vectors of every section's passages (when the ingest computed them)
     model/...                  the site-adapted embedder the manifest names (when it names one)
     suggestions.json           the generation's checked suggested questions (when there are any)
 
@@ -45,7 +47,15 @@ from bookwise.errors import (
 )
 from bookwise.index.adapt import SEPARATOR, is_adapted, model_dir
 from bookwise.index.edge import COMPLETE, LAYOUT_KEY, EdgeStore, complete_manifest, live_generation
-from bookwise.index.embedders import LocalEmbedder, create_embedder
+from bookwise.index.embedders import (
+    EXPORTED,
+    PASSAGE_KEYS,
+    PASSAGE_VECTORS,
+    LocalEmbedder,
+    OnnxEmbedder,
+    configured_dim,
+    is_export_of,
+)
 from bookwise.index.faults import MB, disk_full_error, ensure_free_space, is_disk_full
 from bookwise.index.sparse import BM25_SCHEME
 from bookwise.index.store import DENSE, SPARSE, IndexManifest
@@ -136,6 +146,11 @@ def pack_live_generation(
         tar.add(directory / COMPLETE, arcname=f"{GENERATION}/{COMPLETE}")
         with _flock(directory / "manifest.json", fcntl.LOCK_SH):
             _add_tree(tar, directory / "shard", f"{GENERATION}/shard")
+        if (directory / EXPORTED).is_dir():
+            _add_tree(tar, directory / EXPORTED, f"{GENERATION}/{EXPORTED}")
+        for name in (PASSAGE_VECTORS, PASSAGE_KEYS):
+            if (directory / name).is_file():
+                tar.add(directory / name, arcname=f"{GENERATION}/{name}")
         if is_adapted(manifest.embed_model):
             model = model_dir(data_dir, manifest.embed_model)
             if not (model / "config.json").is_file():
@@ -354,7 +369,7 @@ class Upload:
         configured = settings.resolved_embedding_model
         adapted = is_adapted(manifest.embed_model) and settings.embedding_provider == "local"
         base = manifest.embed_model.partition(SEPARATOR)[0] if adapted else manifest.embed_model
-        server_dim = create_embedder(settings).dim
+        server_dim = configured_dim(settings)
         if base != configured or manifest.dim != server_dim:
             raise IndexUploadIncompatibleError(
                 f"the uploaded generation {manifest.generation} was built with embedding model "
@@ -368,8 +383,27 @@ class Upload:
                 f"the uploaded generation {manifest.generation} was built with {' and '.join(differ)}: "
                 "ingest in CI with the same Bookwise version as the server; the live index is unchanged"
             )
-        if adapted:
+        exported = model.parent / GENERATION / EXPORTED
+        if exported.is_dir():
+            self._check_exported(manifest, exported)
+        elif adapted:
             self._check_adapted_model(manifest, model)
+
+    @staticmethod
+    def _check_exported(manifest: IndexManifest, exported: Path) -> None:
+        """The ONNX model the generation carries loads and gives vectors of the generation's size."""
+        if not is_export_of(exported, manifest.embed_model):
+            raise IndexUploadInvalidError(
+                f"the generation's {EXPORTED}/ is not a complete export of {manifest.embed_model!r}"
+            )
+        try:
+            vector = OnnxEmbedder(exported).embed_query("probe")
+        except Exception as exc:  # a torn or foreign file: onnxruntime raises its own errors
+            raise IndexUploadInvalidError(f"the generation's embedder cannot be loaded: {exc}") from exc
+        if len(vector) != manifest.dim:
+            raise IndexUploadIncompatibleError(
+                f"the generation's embedder gives {len(vector)} dims, its generation {manifest.dim}"
+            )
 
     def _check_adapted_model(self, manifest: IndexManifest, model: Path) -> None:
         if (model_dir(self.settings.data_dir, manifest.embed_model) / "config.json").is_file():

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from bookwise.ingest.payload import ChunkPayload
+from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import Passage, passages_of
 
@@ -51,8 +54,12 @@ Terms = Callable[[str], set[int]]
 
 
 def context_of(section: SectionResult) -> str:
-    heading = section.heading_text if section.heading_text and section.heading_text != section.title else ""
-    return f"{section.title} › {heading}" if heading else section.title
+    return _context(section.title, section.heading_text)
+
+
+def _context(title: str, heading_text: str) -> str:
+    heading = heading_text if heading_text and heading_text != title else ""
+    return f"{title} › {heading}" if heading else title
 
 
 def _cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
@@ -69,6 +76,42 @@ def embedding_inputs(sections: Sequence[SectionResult], found: Sequence[Passage]
     """What the embedder sees of each passage: the page title and heading, then the passage."""
     contexts = [context_of(s) for s in sections]
     return [f"{contexts[p.section]}\n\n{p.text}" for p in found]
+
+
+def book_passage_inputs(
+    chunks: Sequence[tuple[str, Mapping[str, Any]]],
+    count_tokens: Callable[[str], int],
+    *,
+    budget_tokens: int,
+) -> list[str]:
+    """What the embedder sees of every passage of every section of a book (``embedding_inputs``),
+    each section assembled whole as a search assembles it: the texts whose vectors an ingest
+    computes with the index, so a server ranks passages without embedding them.
+
+    ``chunks``: (point id, payload) of every chunk; ``budget_tokens``: the section budget
+    (``BOOKWISE_SECTION_MAX_TOKENS``) of the servers that will read the index.
+    """
+    payloads = [(point_id, ChunkPayload.from_payload(payload)) for point_id, payload in chunks]
+    first: dict[str, ChunkPayload] = {}
+    members: dict[str, list[SectionChunk]] = {}
+    for point_id, payload in payloads:
+        section_id = point_id if payload.section_id is None else payload.section_id
+        known = first.get(section_id)
+        if known is None or payload.section_chunk_index < known.section_chunk_index:
+            first[section_id] = payload
+        if payload.section_id is not None:
+            members.setdefault(payload.section_id, []).append(SectionChunk.from_payload(payload))
+    texts: list[str] = []
+    for section_id, head in first.items():
+        built = assemble(
+            members.get(section_id) or [SectionChunk.from_payload(head)],
+            [],
+            budget_tokens=budget_tokens,
+            count_tokens=count_tokens,
+        )
+        context = _context(head.title, head.heading_text)
+        texts.extend(f"{context}\n\n{p.text}" for p in passages_of(built.text))
+    return list(dict.fromkeys(texts))
 
 
 def rank_passages(

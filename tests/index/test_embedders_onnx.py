@@ -1,0 +1,214 @@
+"""Serving without PyTorch: the ingest exports MiniLM to ONNX and computes every passage's vector,
+both travel with the index generation, and a server embeds only its questions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adaptbook import ADAPT_PAGES
+from apiserver import BACKEND, BOOK, hash_settings
+from bookwise.index.adapt import export_onnx
+from bookwise.index.build import IngestReport, run_ingest
+from bookwise.index.embedders import (
+    EXPORTED,
+    PASSAGE_KEYS,
+    HashEmbedder,
+    LocalEmbedder,
+    OnnxEmbedder,
+    ServingEmbedder,
+)
+from bookwise.ingest.site import read_site_config
+from bookwise.retrieval.passage_rank import book_passage_inputs
+from bookwise.retrieval.retriever import Retriever
+from bookwise.settings import Settings
+from conftest import SiteFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+QUESTION_FILES = [
+    *sorted((ROOT / "eval").glob("*.questions.jsonl")),
+    ROOT / "website-plugin/example/questions.jsonl",
+]
+
+
+def eval_questions() -> list[str]:
+    return [
+        json.loads(line)["question"]
+        for path in QUESTION_FILES
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def passage_inputs(settings: Settings):  # type: ignore[no-untyped-def]
+    """What `bookwise ingest` passes: the passages as the servers' section budget assembles them."""
+    return lambda chunks, count: book_passage_inputs(chunks, count, budget_tokens=settings.section_max_tokens)
+
+
+def ingest(settings: Settings, site: Path, **options: object) -> IngestReport:
+    return run_ingest(settings, read_site_config(site), passage_inputs=passage_inputs(settings), **options)  # type: ignore[arg-type]
+
+
+def write_site(root: Path, pages: dict[str, str]) -> Path:
+    for relative, content in pages.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return root
+
+
+class Counting(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.texts.extend(texts)
+        return super().embed_documents(texts)
+
+
+def test_a_fresh_server_ranks_passages_without_embedding_them(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "data", chunk_max_tokens=60, chunk_overlap_tokens=12)
+    site = write_site(tmp_path / "site", BOOK)
+    ingest(settings, site)
+    retriever = Retriever.open(settings)
+    try:
+        embedder = retriever.embedder
+        assert isinstance(embedder, ServingEmbedder) and embedder.passages_known > 0
+        question = "What do quokkas eat in the morning?"
+        ranked = retriever.rank_passages(question, retriever.search(question).sections)
+        assert ranked and ranked[0].passage.text.startswith("Quokkas eat leaves")
+        assert embedder.computed == 1  # the question, once (the ranking's second use of it is cached)
+        assert retriever.prefill_passages() == embedder.passages_known  # every passage is in the generation
+        assert embedder.computed == 1
+    finally:
+        retriever.close()
+
+
+def test_passage_vectors_are_reused_for_unchanged_passages(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "data", chunk_max_tokens=60, chunk_overlap_tokens=12)
+    site = write_site(tmp_path / "site", BOOK)
+    ingest(settings, site)
+    page = next(p for p in BOOK if "quokka" in BOOK[p].lower())
+    added = "\n\n## Added\n\nQuokkas also nap at noon in the shade.\n"
+    (site / page).write_text(BOOK[page] + added, "utf-8")
+    again = Counting()
+    ingest(settings, site, embedder=again)  # from the embedding cache: only the new text is embedded
+    assert again.texts and all("nap at noon" in t for t in again.texts)
+
+    (site / page).write_text(BOOK[page] + added.replace("noon", "dusk"), "utf-8")
+    (settings.data_dir / "embeddings.sqlite").unlink()  # a fresh CI runner: the live generation serves
+    fresh = Counting()
+    report = ingest(settings, site, embedder=fresh)
+    assert len(fresh.texts) - report.index.embedded == 1  # every chunk, and the one new passage
+
+
+def test_an_index_from_before_exports_gets_them_from_the_next_ingest(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "data")
+    site = write_site(tmp_path / "site", BOOK)
+    run_ingest(settings, read_site_config(site))  # without passage vectors
+    before = json.loads((settings.data_dir / "index" / "CURRENT").read_text())["generation"]
+    ingest(settings, site)  # nothing changed, but the live generation lacks them
+    after = json.loads((settings.data_dir / "index" / "CURRENT").read_text())["generation"]
+    assert after != before and (settings.data_dir / "index" / "generations" / after / PASSAGE_KEYS).is_file()
+
+
+@pytest.mark.model
+def test_onnx_gives_the_same_vectors_as_sentence_transformers(tmp_path: Path) -> None:
+    torch_embedder = LocalEmbedder()
+    export_onnx(torch_embedder.path, tmp_path / "onnx", torch_embedder.model_id)
+    onnx = OnnxEmbedder(tmp_path / "onnx", batch_size=16)
+    assert (onnx.model_id, onnx.dim, onnx.max_input_tokens) == ("all-MiniLM-L6-v2", 384, 256)
+    questions = eval_questions()
+    long = "A very long passage about reducers and stores. " * 80  # truncated at 256 tokens by both
+    texts = [*questions, long, "  spaced   out\tquestion  "]
+    assert onnx.count_tokens(long) == torch_embedder.count_tokens(long)
+    cosines = np.sum(
+        np.array(torch_embedder.embed_documents(texts)) * np.array(onnx.embed_documents(texts)), 1
+    )
+    assert len(questions) >= 150 and float(cosines.min()) >= 0.9999
+    alone = onnx.embed_query(questions[0])  # batched or alone: the same vector
+    assert float(np.dot(alone, onnx.embed_documents(questions[:5])[0])) >= 0.9999
+
+
+BLOCK_TORCH = textwrap.dedent(
+    """
+    import importlib.abc, sys
+
+    class NoTorch(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("torch", "sentence_transformers", "transformers"):
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+            return None
+
+    sys.meta_path.insert(0, NoTorch())
+    """
+)
+
+
+def serve_without_torch(data_dir: Path, script: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        BLOCK_TORCH
+        + textwrap.dedent(
+            f"""
+        from pathlib import Path
+        from bookwise.settings import Settings
+        from bookwise.retrieval.retriever import Retriever
+        settings = Settings(_env_file=None, data_dir=Path({str(data_dir)!r}), embedding_provider="local")
+        """
+        )
+        + textwrap.dedent(script)
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(BACKEND), "PATH": "/usr/bin:/bin", "HOME": str(data_dir)},
+    )
+
+
+@pytest.mark.model
+def test_a_local_index_is_served_without_pytorch(settings: Settings, make_site: SiteFactory) -> None:
+    local = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt": False})
+    ingest(local, make_site(ADAPT_PAGES))
+    generation = json.loads((local.data_dir / "index" / "CURRENT").read_text())["generation"]
+    directory = local.data_dir / "index" / "generations" / generation
+    assert (directory / EXPORTED / "model.onnx").is_file() and (directory / PASSAGE_KEYS).is_file()
+    served = serve_without_torch(
+        local.data_dir,
+        """
+        import sys
+        retriever = Retriever.open(settings)
+        result = retriever.search("what does a reducer compute?", top_k=3)
+        ranked = retriever.rank_passages("what does a reducer compute?", result.sections)
+        assert ranked and "torch" not in sys.modules
+        print(type(retriever.embedder.inner).__name__, retriever.embedder.computed)
+        """,
+    )
+    assert served.returncode == 0, served.stderr
+    assert served.stdout.split() == ["OnnxEmbedder", "1"]
+
+    # An index from before exports, on a machine without PyTorch: a clear error, with its code.
+    shutil.rmtree(directory / EXPORTED)
+    shutil.rmtree(local.data_dir / "models" / "onnx")
+    refused = serve_without_torch(
+        local.data_dir,
+        """
+        from bookwise.errors import BookwiseError
+        try:
+            Retriever.open(settings)
+        except BookwiseError as error:
+            print(error.code, "|", error)
+        """,
+    )
+    assert refused.returncode == 0, refused.stderr
+    code, _, message = refused.stdout.partition(" | ")
+    assert code == "embedding_model_missing" and "bookwise ingest" in message

@@ -1,8 +1,9 @@
 /**
- * Build the widget into two minified scripts, copied to the API's static folder: the widget itself
- * (widget/dist/bookwise.js, which `GET /widget.js` serves) and its Markdown renderer
+ * Build the widget into three minified scripts, copied to the API's static folder: the widget itself
+ * (widget/dist/bookwise.js, which `GET /widget.js` serves), its Markdown renderer
  * (widget/dist/bookwise-markdown.js, `GET /widget-markdown.js`), which the widget loads when its panel
- * first opens. Prints their raw and gzip sizes and fails when either is over budget.
+ * first opens, and its search modal (widget/dist/bookwise-search.js, `GET /widget-search.js`), loaded
+ * when the reader first searches. Prints their raw and gzip sizes and fails when one is over budget.
  *
  *   node widget/build.mjs          build and write
  *   node widget/build.mjs --check  build in memory; fail if the served bundle differs (CI)
@@ -19,6 +20,7 @@ const STATIC = path.join(HERE, '..', 'backend', 'bookwise', 'api', 'static');
 const BUNDLES = [
   { entry: 'index.js', dist: 'bookwise.js', served: 'widget.js' },
   { entry: 'markdown-entry.js', dist: 'bookwise-markdown.js', served: 'widget-markdown.js' },
+  { entry: 'search-entry.js', dist: 'bookwise-search.js', served: 'widget-search.js' },
 ];
 // The budget of the product brief, for what a page loads before the reader opens the panel. marked 16
 // + DOMPurify 3 take about 23 kB gzip (marked 18 alone grew by 3.4 kB, which is why marked stays on
@@ -51,8 +53,8 @@ async function bundle(entry) {
     // One notice for the bundle and what it includes, instead of each package's comment blocks.
     banner: {
       js:
-        entry === 'index.js'
-          ? `/*! Bookwise widget ${version} (MIT). */`
+        entry !== 'markdown-entry.js'
+          ? `/*! Bookwise widget ${version}${entry === 'search-entry.js' ? ', search' : ''} (MIT). */`
           : [
               `/*! Bookwise widget ${version}, Markdown renderer (MIT).`,
               ' * Includes marked, (c) MarkedJS and Christopher Jeffrey (MIT),',

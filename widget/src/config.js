@@ -19,6 +19,8 @@
  * @property {string} label  The launcher's label (default: the title).
  * @property {boolean} navbar  Add an item to the Docusaurus navbar that opens the panel.
  * @property {string} markdownUrl  The Markdown renderer's script, next to the widget's own.
+ * @property {boolean} search  The search box: Ctrl+K (⌘K), `/` and `[data-bookwise-search]` open it.
+ * @property {string} searchUrl  The search modal's script, next to the widget's own.
  * @property {string} pluginVersion  The Docusaurus plugin's version ("": not loaded by the plugin).
  */
 
@@ -62,7 +64,9 @@ export function readConfig(script) {
     position: data.position === 'left' ? 'left' : 'right',
     label: data.launcherLabel || data.title || 'Ask the book',
     navbar: data.navbar === 'true',
-    markdownUrl: markdownUrl(script, data.apiUrl),
+    markdownUrl: siblingUrl(script, data.apiUrl, 'markdown'),
+    search: data.search === 'true',
+    searchUrl: siblingUrl(script, data.apiUrl, 'search'),
     pluginVersion: data.pluginVersion || '',
   };
 }
@@ -92,19 +96,21 @@ function jsonStrings(text) {
 }
 
 /**
- * `…/widget.js` loads `…/widget-markdown.js` (the build writes both; the API serves both).
+ * `…/widget.js` loads `…/widget-markdown.js` and `…/widget-search.js` (the build writes them
+ * together; the API serves them).
  *
  * @param {HTMLScriptElement | null} script
  * @param {string | undefined} apiUrl
+ * @param {'markdown' | 'search'} part
  */
-function markdownUrl(script, apiUrl) {
+function siblingUrl(script, apiUrl, part) {
   if (script?.src) {
     const url = new URL(script.src, location.href);
     url.search = '';
-    url.pathname = url.pathname.replace(/(\.js)?$/, '-markdown.js');
+    url.pathname = url.pathname.replace(/(\.js)?$/, `-${part}.js`);
     return url.href;
   }
-  return `${(apiUrl || location.origin).replace(/\/+$/, '')}/widget-markdown.js`;
+  return `${(apiUrl || location.origin).replace(/\/+$/, '')}/widget-${part}.js`;
 }
 
 /** @param {HTMLScriptElement | null} script */

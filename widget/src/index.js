@@ -10,13 +10,14 @@ import { Conversation } from './conversation.js';
 import { h } from './dom.js';
 import { decoratePage, dock, highlightLanding, styleHostPage } from './host.js';
 import { DEFAULT_LIMITS, fetchServerConfig, selectionCap } from './limits.js';
-import { watchRoute, watchSelection } from './page.js';
+import { pageContext, watchRoute, watchSelection } from './page.js';
 import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
 import { Popover } from './popover.js';
+import { watchSearch } from './search.js';
 import { applyStyles } from './styles.js';
 import { followTheme } from './theme.js';
-import { returnOnBack } from './urls.js';
+import { navigate, returnOnBack, sameSiteUrl } from './urls.js';
 import { versionMismatch } from './version.js';
 
 /**
@@ -123,6 +124,30 @@ function mount(config) {
     }
   });
   root.append(popover.element);
+  // The search box (when the owner offers it): a result lands on its heading as a citation does; its
+  // last row asks the chat.
+  const search = config.search
+    ? watchSearch(
+        config.searchUrl,
+        (Modal) =>
+          new Modal(root, {
+            apiUrl: config.apiUrl,
+            reader: () => {
+              const { version, locale } = pageContext();
+              return { version, locale };
+            },
+            land: (url) => {
+              const href = sameSiteUrl(url);
+              if (href) navigate(href, (target) => highlightLanding(target, []));
+            },
+            ask: (question) => {
+              panel.open();
+              conversation.ask(question, {});
+            },
+          }),
+        () => !host.hidden,
+      )
+    : null;
   // First in the body, so the launcher is the page's first Tab stop (it is fixed: where it sits in
   // the DOM does not move it on screen), and kept first when the site's scripts add to the body's
   // start later (a banner, a portal); not while it is in use.
@@ -171,6 +196,7 @@ function mount(config) {
     decoratePage(config, { ask: askAbout, open: () => panel.open() }),
     returnOnBack(),
     () => dock(false, config),
+    () => search?.stop(),
     () => bodyWatcher.disconnect(),
   ];
   showWhereAllowed();

@@ -32,4 +32,6 @@ interface Window {
   Bookwise?: BookwiseApi;
   /** Set while the Markdown renderer's script loads; that script calls it with the renderer (render.js). */
   __bookwiseMarkdown?: (render: import('../src/render.js').Render) => void;
+  /** Set while the search modal's script loads; that script calls it with the modal (search.js). */
+  __bookwiseSearch?: (modal: typeof import('../src/search-modal.js').SearchModal) => void;
 }

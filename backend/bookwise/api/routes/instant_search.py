@@ -1,4 +1,5 @@
-"""``GET /api/search/instant?q=``: the book's sections for what the reader is typing, by page and heading.
+"""``GET /api/search/instant?q=``: the book's sections for what the reader is typing, by page and heading;
+and ``GET /widget-search.js``, the widget's search modal, which the widget loads on first use.
 
 A GET, not a POST like ``/api/search``: the widget sends one per pause in typing, and a GET with
 no custom header is a simple cross-origin request (no preflight to wait for), which a browser or
@@ -11,10 +12,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import FileResponse
 
 from bookwise import validation
 from bookwise.api.deps import Client, RequestId, ServicesDep
 from bookwise.api.limits import RateLimiter
+from bookwise.errors import NotFoundError
 from bookwise.retrieval.instant import InstantSearch
 from bookwise.retrieval.retriever import Retriever
 
@@ -72,3 +75,14 @@ async def instant_search(
     data = result.to_dict()
     data.pop("timings_ms")
     return {"request_id": request_id, **data}
+
+
+@router.get("/widget-search.js", response_model=None)
+async def widget_search(shared: ServicesDep) -> FileResponse:
+    # Next to the widget's bundle, named after it: build.mjs writes them together.
+    path = shared.widget_path
+    bundle = path.with_name(f"{path.stem}-search{path.suffix}")
+    if not bundle.is_file():
+        raise NotFoundError(f"the widget bundle {bundle.name} is missing")
+    cache = {"Cache-Control": "public, max-age=300"}
+    return FileResponse(bundle, media_type="text/javascript", headers=cache)

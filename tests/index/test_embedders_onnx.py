@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 
 from adaptbook import ADAPT_PAGES
 from apiserver import BACKEND, BOOK, hash_settings
+from bookwise.errors import IndexUploadInvalidError
 from bookwise.index.adapt import export_onnx
 from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.embedders import (
@@ -25,6 +27,7 @@ from bookwise.index.embedders import (
     OnnxEmbedder,
     ServingEmbedder,
 )
+from bookwise.index.transfer import Upload, pack_live_generation
 from bookwise.ingest.site import read_site_config
 from bookwise.retrieval.passage_rank import book_passage_inputs
 from bookwise.retrieval.retriever import Retriever
@@ -212,3 +215,51 @@ def test_a_local_index_is_served_without_pytorch(settings: Settings, make_site: 
     assert refused.returncode == 0, refused.stderr
     code, _, message = refused.stdout.partition(" | ")
     assert code == "embedding_model_missing" and "bookwise ingest" in message
+
+
+def upload(archive: Path, settings: Settings) -> None:
+    with Upload(settings, archive.stat().st_size) as receiving:
+        receiving.write(archive.read_bytes())
+        receiving.install()
+
+
+@pytest.mark.model
+def test_an_uploaded_generation_brings_its_model_and_passage_vectors(
+    settings: Settings, make_site: SiteFactory, tmp_path: Path
+) -> None:
+    ci = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt": False})
+    ingest(ci, make_site(ADAPT_PAGES))
+    archive = tmp_path / "generation.tar.gz"
+    with archive.open("wb") as out:
+        pack_live_generation(ci.data_dir, out)
+    server = ci.model_copy(update={"data_dir": tmp_path / "server"})
+    upload(archive, server)
+    retriever = Retriever.open(server)
+    try:
+        embedder = retriever.embedder
+        assert isinstance(embedder, ServingEmbedder) and isinstance(embedder.inner, OnnxEmbedder)
+        assert embedder.inner.directory.is_relative_to(server.data_dir / "index" / "generations")
+        assert embedder.passages_known > 0
+    finally:
+        retriever.close()
+
+    # An export that is not the generation's model is refused before anything is installed.
+    unpacked = tmp_path / "unpacked"
+    shutil.unpack_archive(archive, unpacked)
+    meta = unpacked / "generation" / EXPORTED / "embedder.json"
+    meta.write_text(meta.read_text().replace("all-MiniLM-L6-v2", "another-model"))
+    with tarfile.open(tmp_path / "tampered.tar.gz", "w:gz") as tar:
+        for part in sorted(unpacked.iterdir()):
+            tar.add(part, arcname=part.name)
+    other = ci.model_copy(update={"data_dir": tmp_path / "other"})
+    with pytest.raises(IndexUploadInvalidError, match="not a complete export"):
+        upload(tmp_path / "tampered.tar.gz", other)
+
+
+def test_an_archive_member_named_dot_is_refused_not_a_crash(settings: Settings, tmp_path: Path) -> None:
+    archive = tmp_path / "dot.tar.gz"
+    (tmp_path / "content").mkdir()
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "content", arcname=".")  # what `tar -C dir .` writes first
+    with pytest.raises(IndexUploadInvalidError, match="not part of an index generation"):
+        upload(archive, settings)

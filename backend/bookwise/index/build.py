@@ -343,7 +343,7 @@ def _attachments(
         if passage_inputs is not None:
             texts = passage_inputs([(c.id, c.payload) for c in chunks], embedder.count_tokens)
             vectors = _passage_vectors(embedder, texts, cache, live_dir, progress)
-            save_passage_vectors(directory, embedder.model_id, vectors)
+            save_passage_vectors(directory, embedder.model_id, embedder.dim, vectors)
 
     return attach
 

@@ -333,9 +333,11 @@ def load_passage_vectors(
     return {key: row for row, key in enumerate(keys)}, vectors
 
 
-def save_passage_vectors(directory: Path, model_id: str, vectors: Mapping[str, Sequence[float]]) -> None:
+def save_passage_vectors(
+    directory: Path, model_id: str, dim: int, vectors: Mapping[str, Sequence[float]]
+) -> None:
     keys = sorted(vectors)
-    matrix = np.array([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), -1)
+    matrix = np.array([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), dim)
     with open(directory / PASSAGE_VECTORS, "wb") as handle:
         np.save(handle, matrix)
     (directory / PASSAGE_KEYS).write_text(json.dumps({"model": model_id, "keys": keys}), encoding="utf-8")

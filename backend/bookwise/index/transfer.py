@@ -184,7 +184,7 @@ def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
         raise IndexUploadInvalidError(
             f"the archive member {name!r} is a link or a device: only files and folders are accepted"
         )
-    top = path.parts[0]
+    top = path.parts[0] if path.parts else name  # "." (tar -C dir .) has no parts: refused below
     if top not in (GENERATION, MODEL) and name != SUGGESTIONS:
         raise IndexUploadInvalidError(
             f"the archive member {name!r} is not part of an index generation "

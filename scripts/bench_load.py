@@ -11,12 +11,17 @@ passage answers' ranking (embedding the retrieved sections' passages) then count
 ``sources``.
 
 ``--workers 1,2`` runs every level once per worker count (``bookwise serve --workers N``).
+``--code before=<dir>,after=<dir>`` compares checkouts in one run: one server per ``backend`` folder
+(its PYTHONPATH), all started first, then each level run against each in turn, so the machine's other
+load falls on both alike.
 ``--reingest SITE`` re-ingests a copy of SITE (one page edited, so a new generation is built) in
 the middle of each level's run, and reports the requests that failed (must be 0) and how many
 answers each index generation served.
 
     python scripts/bench_load.py --data-dir <index dir> --concurrency 50,100 --workers 1,2
     python scripts/bench_load.py --data-dir <index dir> --concurrency 50 --workers 2 --reingest <site>
+    python scripts/bench_load.py --data-dir <index dir> --concurrency 10,25,50 \
+        --code before=<old checkout>/backend,after=backend
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ class Wave:
     elapsed: float = 0.0
     end: float = 0.0  # when the clients stop asking (perf_counter); a re-ingest pushes it back
     workers: int = 1
+    code: str = ""  # the --code label of the server measured
     reingest: str = ""  # the re-ingest's outcome, in --reingest runs
 
     def error(self, kind: str) -> None:
@@ -198,6 +204,7 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def summary(wave: Wave) -> dict[str, Any]:
     return {
+        **({"code": wave.code} if wave.code else {}),
         "workers": wave.workers,
         "streams": wave.concurrency,
         "answers": len(wave.totals),
@@ -238,6 +245,9 @@ def main() -> None:
     parser.add_argument(
         "--reingest", type=Path, help="re-ingest an edited copy of this site during each level's run"
     )
+    parser.add_argument(
+        "--code", default="", help="label=backend dir,...: compare checkouts level by level in one run"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     questions = [
@@ -267,8 +277,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     try:
         wait_until_up(f"http://127.0.0.1:{llm_port}/v1/models", llm)
+        codes = [tuple(item.split("=", 1)) for item in args.code.split(",") if item] or [("", "")]
         for workers in (int(n) for n in args.workers.split(",")):
-            results += run_server(args, env, workers, questions)
+            results += run_servers(args, env, workers, questions, codes)  # type: ignore[arg-type]
         if args.json:
             print(
                 json.dumps({"mode": "burst" if args.burst else "closed-loop", "results": results}, indent=2)
@@ -278,35 +289,44 @@ def main() -> None:
         llm.wait(timeout=15)
 
 
-def run_server(
-    args: argparse.Namespace, env: dict[str, str], workers: int, questions: list[str]
+def run_servers(
+    args: argparse.Namespace,
+    env: dict[str, str],
+    workers: int,
+    questions: list[str],
+    codes: list[tuple[str, str]],
 ) -> list[dict[str, Any]]:
-    """`bookwise serve --workers N` on the index, and every concurrency level against it."""
-    api_port = free_port()
-    api = subprocess.Popen(
-        [sys.executable, "-m", "bookwise.cli", "serve", "--port", str(api_port), "--workers", str(workers)],
-        env=env,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{api_port}"
+    """`bookwise serve --workers N` on the index (one per checkout in ``codes``: label, backend dir),
+    and every concurrency level against each in turn."""
+    servers: list[tuple[str, str, subprocess.Popen[bytes]]] = []
     results = []
     try:
-        wait_until_up(f"{url}/api/ready", api)
+        for label, backend in codes:
+            api_port = free_port()
+            code_env = env | ({"PYTHONPATH": str(Path(backend).resolve())} if backend else {})
+            command = ["serve", "--port", str(api_port), "--workers", str(workers)]
+            api = subprocess.Popen(
+                [sys.executable, "-m", "bookwise.cli", *command], env=code_env, stderr=subprocess.DEVNULL
+            )
+            servers.append((label, f"http://127.0.0.1:{api_port}", api))
+            wait_until_up(f"{servers[-1][1]}/api/ready", api)
         time.sleep(args.warmup)  # every worker up and warm (one answering /api/ready is not all)
         stagger = args.tokens * args.delay
         reingest = (args.reingest, env) if args.reingest else None
         for concurrency in (int(n) for n in args.concurrency.split(",")):
-            wave = asyncio.run(
-                run_wave(url, questions, concurrency, args.duration, stagger, args.burst, reingest)
-            )
-            wave.workers = workers
-            results.append(summary(wave))
-            results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
-            if not args.json:
-                print_row(results[-1])
+            for label, url, _ in servers:
+                wave = asyncio.run(
+                    run_wave(url, questions, concurrency, args.duration, stagger, args.burst, reingest)
+                )
+                wave.workers, wave.code = workers, label
+                results.append(summary(wave))
+                results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
+                if not args.json:
+                    print_row(results[-1])
     finally:
-        api.terminate()
-        api.wait(timeout=30)
+        for _, _, api in servers:
+            api.terminate()
+            api.wait(timeout=30)
     return results
 
 
@@ -314,8 +334,10 @@ def print_row(r: dict[str, Any]) -> None:
     def ms(key: str) -> str:
         return "-" if r[key] is None else f"{r[key]:.0f}"
 
+    code = f"{r['code']}  " if "code" in r else ""
     print(
-        f"workers={r['workers']}  N={r['streams']:>4}  answers {r['answers']:>5}  errors {r['errors']:>3} "
+        f"{code}workers={r['workers']}  N={r['streams']:>4}  answers {r['answers']:>5}  "
+        f"errors {r['errors']:>3} "
         f"{r['error_kinds'] or ''}  sources p50 {ms('sources_p50_ms')} / p95 {ms('sources_p95_ms')} ms  "
         f"first token p50 {ms('first_token_p50_ms')} / p95 {ms('first_token_p95_ms')} ms  "
         f"server retrieval p50 {ms('server_retrieval_p50_ms')} / p95 {ms('server_retrieval_p95_ms')} ms  "

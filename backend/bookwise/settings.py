@@ -285,6 +285,19 @@ class Settings(BaseSettings):
         "/api/suggestions` and `GET /api/insights` together ([Rate "
         "limits](operations.md#rate-limits-one-process-or-many)).",
     )
+    instant_search_per_minute: int = Field(
+        600,
+        ge=1,
+        description="Keystroke searches (`GET /api/search/instant`) one client (IP) may make per minute, "
+        "counted apart from `rate_limit_per_minute` and per process: a reader typing fast, with the "
+        "widget's debounce, sends a few a second.",
+    )
+    instant_search_dense_words: int = Field(
+        2,
+        ge=0,
+        description="Complete words (stop words aside) a keystroke search needs before the dense channel "
+        "ranks too; below it the search is lexical only (0: always dense).",
+    )
     max_streams_per_client: int = Field(3, ge=1, description="Answers one client (IP) may stream at once.")
     max_streams: int = Field(
         256,

@@ -30,11 +30,13 @@ from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import STOP_WORDS, before_solutions
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Markdown that reads badly in a one-line snippet: fence lines, link targets, emphasis and heading marks.
+# Markdown that reads badly in a one-line snippet: fence and admonition lines, link targets, emphasis
+# and code marks (a single `_` stays: it is part of names like `u_max`), line markers, table pipes.
 _FENCE = re.compile(r"^\s*(```|~~~).*$", re.M)
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARKS = re.compile(r"[*_`#>|]+")
 _ADMONITION = re.compile(r"^\s*:::\w*.*$", re.M)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`+")
+_LINE_MARKS = re.compile(r"^\s*(#{1,6}|>+|[-*+]|\d+\.)\s+", re.M)
 
 K1, B = 1.2, 0.75
 HEADING_WEIGHT = 3  # a word of the heading counts as this many of the text
@@ -64,6 +66,8 @@ class _Section:
     breadcrumb: tuple[str, ...]
     version: str | None
     locale: str | None
+    doc_path: str  # with the source-form heading, the key the evaluation's gold sections use
+    source_heading: str
     chunks: list[str] = field(default_factory=list)
     text: str = ""  # plain-ish text, for snippets
 
@@ -81,7 +85,7 @@ def words_of(text: str) -> list[str]:
 
 def _plain_snippet_text(markdown: str) -> str:
     text = _FENCE.sub(" ", _ADMONITION.sub(" ", before_solutions(markdown)))
-    text = _MARKS.sub(" ", _LINK.sub(r"\1", text))
+    text = _EMPHASIS.sub("", _LINE_MARKS.sub("", _LINK.sub(r"\1", text))).replace("|", " ")
     return " ".join(plain_text(text).split())
 
 
@@ -127,6 +131,8 @@ class SectionIndex:
                     breadcrumb=tuple(plain_text(c, code) for c in p.breadcrumb),
                     version=p.version,
                     locale=p.locale,
+                    doc_path=p.doc_path,
+                    source_heading=p.heading,
                 )
             section.chunks.append(p.text)
         self.sections = list(by_key.values())
@@ -322,6 +328,15 @@ class InstantSearch:
             while len(self._dense) > DENSE_CACHE:
                 self._dense.popitem(last=False)
         return ranking
+
+    def gold_key(self, url: str, version: str | None, locale: str | None) -> tuple[str, str] | None:
+        """A result's (doc_path, source heading): how the evaluation names a section."""
+        index = self.section_index()
+        number = index.index_of.get((url, version or "", locale or ""))
+        if number is None:
+            return None
+        section = index.sections[number]
+        return section.doc_path, section.source_heading
 
     def search(
         self,

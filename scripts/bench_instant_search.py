@@ -1,0 +1,251 @@
+"""Keystroke search (GET /api/search/instant): quality on partial queries, and latency under typing.
+
+    python scripts/bench_instant_search.py quality --corpus redux=DIR:Q1.jsonl,Q2.jsonl [--corpus ...]
+    python scripts/bench_instant_search.py speed --data-dir DIR --questions Q.jsonl [--readers 20]
+
+Each DIR holds an index ingested with the local embedder (``bookwise ingest``).
+
+**quality**: for each answerable question, two queries as a reader would have typed them so far: its
+first three words, and its first half (cut mid-word as typing is). Section Recall@5 (a result whose
+doc_path and source heading equal a gold section's) for:
+
+* ``instant``: the keystroke search (lexical with the last word as a prefix; dense fused in once two
+  words are complete);
+* ``instant_lexical``: the same with the dense channel off;
+* ``bm25``: the baseline, BM25 over the same sections' title, heading and text with whole words only,
+  stop words dropped, as a lunr-style local search ranks them.
+
+**speed**: ``bookwise serve`` on the index (one process), and ``--readers`` readers typing at once:
+each types its question one character per ``--interval`` seconds and sends the query so far after
+every character, without waiting for the reply (a reader types on). Reported: the requests' p50/p95/
+max as the client sees them on loopback, the share that used the dense channel, errors, and the
+machine's load average (it is shared: its other load shows there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bookwise.evaluation.retrieval import Question, load_questions
+from bookwise.retrieval.instant import InstantSearch, SectionIndex, words_of
+from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.snippets import STOP_WORDS
+from bookwise.settings import Settings
+
+K = 5
+
+
+def typed_queries(question: str) -> dict[str, str]:
+    return {"first 3 words": " ".join(question.split()[:3]), "first half": question[: len(question) // 2]}
+
+
+class Bm25Baseline:
+    """Plain BM25 over each section's title, heading and text as one field: whole words, stop words
+    dropped, no prefixes and no field weights."""
+
+    def __init__(self, index: SectionIndex, k1: float = 1.2, b: float = 0.75) -> None:
+        self.sections = index.sections
+        self.k1, self.b = k1, b
+        self.postings: dict[str, dict[int, int]] = defaultdict(dict)
+        self.lengths: list[int] = []
+        for number, section in enumerate(self.sections):
+            counts = Counter(
+                w
+                for w in words_of(f"{section.title} {section.heading} {section.text}")
+                if w not in STOP_WORDS
+            )
+            self.lengths.append(sum(counts.values()))
+            for word, count in counts.items():
+                self.postings[word][number] = count
+        self.average = sum(self.lengths) / max(len(self.lengths), 1)
+
+    def search(self, query: str, limit: int) -> list[int]:
+        total = len(self.sections)
+        scores: dict[int, float] = defaultdict(float)
+        for word in {w for w in words_of(query) if w not in STOP_WORDS}:
+            found = self.postings.get(word, {})
+            idf = math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
+            for number, count in found.items():
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[number] / self.average)
+                scores[number] += idf * count * (self.k1 + 1) / (count + norm)
+        return sorted(scores, key=lambda n: (-scores[n], n))[:limit]
+
+
+def hit(ranked: list[tuple[str, str]], question: Question) -> bool:
+    return bool(set(ranked[:K]) & set(question.gold))
+
+
+def quality(corpus: str, data_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
+    settings = Settings(_env_file=None, data_dir=data_dir)
+    retriever = Retriever.open(settings)
+    try:
+        instant = InstantSearch(retriever, dense_min_words=settings.instant_search_dense_words)
+        index = instant.section_index()
+        baseline = Bm25Baseline(index)
+        rows = []
+        for path in files:
+            questions = [q for q in load_questions(path) if q.answerable]
+            hits: dict[tuple[str, str], int] = Counter()
+            for question in questions:
+                for kind, query in typed_queries(question.question).items():
+                    for system, dense in (("instant", True), ("instant_lexical", False)):
+                        result = instant.search(query, limit=K, dense=dense)
+                        ranked = [
+                            key
+                            for s in result.sections
+                            if (key := instant.gold_key(s["url"], s["version"], s["locale"])) is not None
+                        ]
+                        hits[(system, kind)] += hit(ranked, question)
+                    ranked = [
+                        (index.sections[n].doc_path, index.sections[n].source_heading)
+                        for n in baseline.search(query, K)
+                    ]
+                    hits[("bm25", kind)] += hit(ranked, question)
+            row: dict[str, Any] = {"corpus": corpus, "set": path.name, "questions": len(questions)}
+            for (system, kind), count in sorted(hits.items()):
+                row[f"{system} R@5 ({kind})"] = round(count / len(questions), 3)
+            rows.append(row)
+            print(row, flush=True)
+        return rows
+    finally:
+        retriever.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit(f"{url} did not come up")
+
+
+async def reader(
+    client: httpx.AsyncClient, url: str, question: str, interval: float, until: float, out: dict[str, Any]
+) -> None:
+    pending: set[asyncio.Task[None]] = set()
+
+    async def send(query: str) -> None:
+        started = time.perf_counter()
+        try:
+            response = await client.get(f"{url}/api/search/instant", params={"q": query})
+            elapsed = (time.perf_counter() - started) * 1000
+            if response.status_code != 200:
+                out["errors"].append(response.status_code)
+                return
+            out["latencies"].append(elapsed)
+            out["dense"] += bool(response.json()["dense"])
+        except httpx.HTTPError as error:
+            out["errors"].append(type(error).__name__)
+
+    typed = 0
+    while time.monotonic() < until:
+        typed = typed % len(question) + 1
+        task = asyncio.create_task(send(question[:typed]))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        await asyncio.sleep(interval)
+    await asyncio.gather(*pending)
+
+
+async def typing_load(url: str, questions: list[str], readers: int, interval: float, seconds: float) -> Any:
+    out: dict[str, Any] = {"latencies": [], "errors": [], "dense": 0}
+    limits = httpx.Limits(max_connections=readers * 4, max_keepalive_connections=readers * 4)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        until = time.monotonic() + seconds
+        tasks = []
+        for number in range(readers):
+            await asyncio.sleep(interval / readers)  # readers start spread over one keystroke
+            question = questions[number % len(questions)]
+            tasks.append(reader(client, url, question, interval, until, out))
+        await asyncio.gather(*tasks)
+    return out
+
+
+def speed(args: argparse.Namespace) -> dict[str, Any]:
+    questions = [q.question for q in load_questions(args.questions) if q.answerable]
+    port = free_port()
+    env = os.environ | {
+        "BOOKWISE_DATA_DIR": str(args.data_dir),
+        "BOOKWISE_INSTANT_SEARCH_PER_MINUTE": "1000000",  # every bench reader is 127.0.0.1
+        "BOOKWISE_LLM_BASE_URL": "",
+    }
+    command = [sys.executable, "-m", "bookwise.cli", "serve", "--port", str(port)]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, server)
+        for question in questions[:5]:  # the section index and the embedder loaded before measuring
+            httpx.get(f"{url}/api/search/instant", params={"q": question}, timeout=120)
+        out = asyncio.run(typing_load(url, questions, args.readers, args.interval, args.seconds))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    latencies = sorted(out["latencies"])
+    result = {
+        "readers": args.readers,
+        "interval_ms": round(args.interval * 1000),
+        "requests": len(latencies),
+        "requests_per_s": round(len(latencies) / args.seconds, 1),
+        "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
+        "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1) if latencies else None,
+        "max_ms": round(latencies[-1], 1) if latencies else None,
+        "dense_share": round(out["dense"] / max(len(latencies), 1), 2),
+        "errors": len(out["errors"]),
+        "cores": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 1),
+    }
+    print(result, flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--corpus", action="append", required=True, help="NAME=DATA_DIR:QUESTIONS[,QUESTIONS]")
+    s = sub.add_parser("speed")
+    s.add_argument("--data-dir", type=Path, required=True)
+    s.add_argument("--questions", type=Path, required=True)
+    s.add_argument("--readers", type=int, default=20)
+    s.add_argument("--interval", type=float, default=0.15)
+    s.add_argument("--seconds", type=float, default=30)
+    args = parser.parse_args()
+    if args.command == "quality":
+        for spec in args.corpus:
+            name, _, rest = spec.partition("=")
+            data_dir, _, files = rest.partition(":")
+            quality(name, Path(data_dir), [Path(f) for f in files.split(",")])
+    else:
+        speed(args)
+
+
+if __name__ == "__main__":
+    main()

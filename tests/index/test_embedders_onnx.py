@@ -263,3 +263,18 @@ def test_an_archive_member_named_dot_is_refused_not_a_crash(settings: Settings, 
         tar.add(tmp_path / "content", arcname=".")  # what `tar -C dir .` writes first
     with pytest.raises(IndexUploadInvalidError, match="not part of an index generation"):
         upload(archive, settings)
+
+
+def test_question_vectors_are_cached_by_normalised_text_within_the_bound(tmp_path: Path) -> None:
+    inner = Counting()
+    embedder = ServingEmbedder(inner, tmp_path, cache_size=2)  # no index: nothing known
+    first = embedder.embed_query("How do quokkas sleep?")
+    assert embedder.embed_query("  How do   quokkas\tsleep? ") == first
+    assert inner.texts == ["How do quokkas sleep?"]
+    embedder.embed_documents(["second question", "third question"])  # the first is now the oldest: gone
+    embedder.embed_query("How do quokkas sleep?")
+    assert len(inner.texts) == 4
+    off = ServingEmbedder(Counting(), tmp_path, cache_size=0)
+    off.embed_query("again")
+    off.embed_query("again")
+    assert off.computed == 2

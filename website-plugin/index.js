@@ -16,7 +16,7 @@ function pluginBookwise(context, options) {
   const locale = context.i18n.currentLocale;
   const baseUrl = context.siteConfig?.baseUrl ?? '/';
 
-  return {
+  const plugin = {
     name: 'docusaurus-plugin-bookwise',
 
     getClientModules() {
@@ -54,6 +54,13 @@ function pluginBookwise(context, options) {
       console.log(`[bookwise] manifest: ${entries.length} docs, ${headings} headings → ${file}`);
     },
   };
+  if (options.enabled && options.search) {
+    // The theme's SearchBar (the navbar's search slot, which the classic theme leaves empty and a search
+    // theme fills) becomes Bookwise's button: no swizzling for the owner. Docusaurus reads a theme path
+    // whenever the method exists, so it exists only with the option.
+    plugin.getThemePath = () => path.join(__dirname, 'src', 'theme');
+  }
+  return plugin;
 }
 
 /**
@@ -82,6 +89,7 @@ function widgetAttributes(options, baseUrl) {
   if (options.launcherPosition === 'bottom-left') attributes['data-position'] = 'left';
   if (options.launcherLabel) attributes['data-launcher-label'] = options.launcherLabel;
   if (options.navbarItem) attributes['data-navbar'] = 'true';
+  if (options.search) attributes['data-search'] = 'true';
   if (options.paths.length) attributes['data-paths'] = options.paths.join(',');
   if (options.contentSelector) attributes['data-content-selector'] = options.contentSelector;
   if (options.maxSelectionChars) attributes['data-max-selection'] = String(options.maxSelectionChars);

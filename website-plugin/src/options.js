@@ -27,6 +27,8 @@
  * @property {'bottom-right'|'bottom-left'} launcherPosition  The launcher's corner.
  * @property {string} launcherLabel  The launcher's text; "" = the title.
  * @property {boolean} navbarItem  An item in the navbar (right side) that opens the panel.
+ * @property {boolean} search  Bookwise as the theme's search bar: a navbar button (the theme's `SearchBar`),
+ *   Ctrl+K / ⌘K and `/` open a search modal whose last row asks the chat; false keeps the site's own search.
  */
 
 /** @type {PluginOptions} */
@@ -49,6 +51,7 @@ const DEFAULT_OPTIONS = Object.freeze({
   launcherPosition: 'bottom-right',
   launcherLabel: '',
   navbarItem: false,
+  search: false,
 });
 
 const MAX_EXAMPLES = 3;
@@ -79,6 +82,7 @@ const CHECKS = {
   launcherPosition: (value) => value === 'bottom-right' || value === 'bottom-left',
   launcherLabel: shortText(40),
   navbarItem: (value) => typeof value === 'boolean',
+  search: (value) => typeof value === 'boolean',
 };
 
 const EXPECTED = {
@@ -100,6 +104,7 @@ const EXPECTED = {
   launcherPosition: '"bottom-right" or "bottom-left"',
   launcherLabel: 'a one-line string of at most 40 characters',
   navbarItem: 'true or false',
+  search: 'true or false',
 };
 
 function isHttpUrl(value) {

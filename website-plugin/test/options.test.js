@@ -161,3 +161,14 @@ test("the server's selection limit unless the owner caps it: it was cut at the p
   assert.equal(capped.maxSelection, 1500);
   assert.throws(() => normalizeOptions({maxSelectionChars: 0}), /"maxSelectionChars" must be a positive/);
 });
+
+test('search is off by default; on, the theme gets a SearchBar and the widget its search', () => {
+  const context = {i18n: {currentLocale: 'en'}, siteDir: '/site'};
+  const off = plugin(context, normalizeOptions({}));
+  assert.equal(off.getThemePath, undefined); // the site's own search stays
+  assert.equal(plugin.widgetAttributes(normalizeOptions({}), '/')['data-search'], undefined);
+  const on = plugin(context, normalizeOptions({search: true}));
+  assert.match(on.getThemePath(), /src[\\/]theme$/);
+  assert.equal(plugin.widgetAttributes(normalizeOptions({search: true}), '/')['data-search'], 'true');
+  assert.throws(() => normalizeOptions({search: 'yes'}), /"search" must be true or false/);
+});

@@ -31,6 +31,8 @@ test('the packed tarball holds only the plugin', () => {
     'src/options.js',
     'src/page-actions.css',
     'src/page-actions.js',
+    'src/theme/SearchBar/index.js',
+    'src/theme/SearchBar/styles.css',
     'src/twin.js',
   ]);
 });

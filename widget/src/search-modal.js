@@ -72,7 +72,12 @@ export class SearchModal {
       role: 'listbox',
       'aria-label': 'Results',
     });
-    this.#status = h('div', { class: 'bw-visually-hidden', role: 'status', 'aria-live': 'polite' });
+    this.#status = h('div', {
+      class: 'bw-sr',
+      'data-bw': 'search-count',
+      role: 'status',
+      'aria-live': 'polite',
+    });
     const close = h(
       'button',
       { type: 'button', class: 'bw-search-close', 'aria-label': 'Close search', onclick: () => this.close() },
@@ -106,13 +111,13 @@ export class SearchModal {
     return !this.#backdrop.hidden;
   }
 
-  /** @param {string} [query] */
+  /** @param {string} [query]  What the box holds: a recent search chosen; empty for a new search. */
   open(query = '') {
     if (!this.isOpen) {
       this.#returnFocus = document.activeElement;
       this.#backdrop.hidden = false;
     }
-    if (query) this.#input.value = query;
+    this.#input.value = query;
     this.#input.focus();
     this.#input.select();
     this.#typed(true);

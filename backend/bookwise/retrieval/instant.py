@@ -91,10 +91,12 @@ def _plain_snippet_text(markdown: str) -> str:
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """The query's complete words (stop words dropped), and the word being typed, if any."""
+    """The query's complete words (stop words dropped), the word being typed, if any, and the text
+    up to the last complete word, as typed (stop words kept: the embedder reads them as sense)."""
 
     complete: tuple[str, ...]
     partial: str
+    dense_text: str = field(default="", compare=False)
 
     @classmethod
     def parse(cls, query: str) -> ParsedQuery:
@@ -102,11 +104,8 @@ class ParsedQuery:
         typing = bool(tokens) and bool(query) and not query[-1].isspace() and query[-1] not in "?!.,;:"
         partial = tokens.pop() if typing else ""
         complete = tuple(dict.fromkeys(t for t in tokens if t not in STOP_WORDS))
-        return cls(complete, partial)
-
-    @property
-    def dense_text(self) -> str:
-        return " ".join(self.complete)
+        done = query[: list(_WORD.finditer(query))[-1].start()] if partial else query
+        return cls(complete, partial, " ".join(done.split()))
 
 
 class SectionIndex:

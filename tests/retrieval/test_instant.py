@@ -1,0 +1,65 @@
+"""The keystroke search's parts that need no index: how a typed query is read, how the word being
+typed completes, and where the matched words stand in a snippet."""
+
+from __future__ import annotations
+
+from bookwise.ingest.payload import ChunkPayload
+from bookwise.retrieval.instant import ParsedQuery, SectionIndex, snippet
+
+
+def payload(page: str, anchor: str, heading: str, text: str, **extra: str) -> ChunkPayload:
+    return ChunkPayload(
+        doc_path=f"{page.strip('/')}.md",
+        title=page.strip("/").title(),
+        page_url=page,
+        anchor=anchor,
+        url=f"{page}#{anchor}" if anchor else page,
+        heading=heading,
+        text=text,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+BOOK = [
+    payload("/pid", "windup", "Windup and saturation", "The integral term winds up while the output saturates."),
+    payload("/pid", "gains", "Choosing the gains", "Raise the proportional gain until the wheel oscillates."),
+    payload("/kalman", "", "", "A Kalman filter weighs a prediction against a measurement."),
+    payload("/kalman", "ekf", "The extended filter", "Linearise the models around the estimate."),
+]
+
+
+def test_the_last_word_is_being_typed_unless_a_space_or_mark_ends_it() -> None:
+    assert ParsedQuery.parse("how do I tune the gai") == ParsedQuery(("tune",), "gai")
+    assert ParsedQuery.parse("how do I tune the gain ") == ParsedQuery(("tune", "gain"), "")
+    assert ParsedQuery.parse("what is a kalman filter?") == ParsedQuery(("kalman", "filter"), "")
+
+
+def test_a_half_typed_word_finds_the_sections_of_the_words_it_begins() -> None:
+    index = SectionIndex("g1", BOOK)
+    assert sorted(index.completions("satur")) == ["saturates", "saturation"]
+    hits = index.search(ParsedQuery.parse("satur"), None, 5)
+    assert [index.sections[hit.section].url for hit in hits] == ["/pid#windup"]
+    # Whole words alone do not complete: "gain" is in the heading, "gains" is not "gain".
+    hits = index.search(ParsedQuery.parse("proportional gai"), None, 5)
+    assert index.sections[hits[0].section].url == "/pid#gains"
+
+
+def test_a_heading_word_outranks_the_same_word_in_text() -> None:
+    index = SectionIndex("g1", BOOK)
+    hits = index.search(ParsedQuery.parse("filter "), None, 5)
+    assert index.sections[hits[0].section].url == "/kalman#ekf"
+
+
+def test_a_version_no_section_has_means_the_whole_book() -> None:
+    index = SectionIndex("g1", [*BOOK, payload("/pid", "windup", "Windup", "Old text.", version="1.0")])
+    assert index.allowed("9.9", None) is None
+    only = index.allowed("1.0", None)
+    assert only is not None and len(only) == 1
+
+
+def test_snippet_marks_are_offsets_of_the_matched_words() -> None:
+    text = "Intro words. " * 20 + "The integral term winds up while the output saturates."
+    found = snippet(text, frozenset({"winds", "saturates"}))
+    assert found.text.startswith("…")
+    assert [found.text[start:end] for start, end in found.marks] == ["winds", "saturates"]
+    assert len(found.text) <= 162

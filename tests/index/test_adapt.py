@@ -11,6 +11,7 @@ from adaptbook import ADAPT_PAGES
 from bookwise.errors import ConfigError
 from bookwise.index.adapt import AdaptParams, adapted_name, is_adapted, model_dir, training_pairs
 from bookwise.index.build import run_ingest
+from bookwise.index.embedders import EXPORTED
 from bookwise.ingest.models import Chunk
 from bookwise.ingest.site import read_site_config
 from bookwise.retrieval.retriever import Retriever
@@ -62,7 +63,10 @@ def test_a_new_local_index_is_built_with_a_site_adapted_model(
     finally:
         retriever.close()
 
-    shutil.rmtree(local.data_dir / "models")
+    shutil.rmtree(local.data_dir / "models")  # the generation carries the model's ONNX export
+    Retriever.open(local).close()
+    for generation in (local.data_dir / "index" / "generations").iterdir():
+        shutil.rmtree(generation / EXPORTED)  # an index from before exports: torch needs the weights
     with pytest.raises(ConfigError, match="models/ folder"):
         Retriever.open(local)
 
@@ -77,4 +81,4 @@ def test_adaptation_can_be_turned_off(settings: Settings, make_site: SiteFactory
     local = settings.model_copy(update={"embedding_provider": "local", "embedding_adapt": False})
     report = run_ingest(local, read_site_config(make_site(ADAPT_PAGES)))
     assert report.adapt_s is None and report.embed_model == "all-MiniLM-L6-v2"
-    assert not (local.data_dir / "models").exists()
+    assert [p.name for p in (local.data_dir / "models").iterdir()] == ["onnx"]  # the export, no adapted model

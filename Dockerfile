@@ -1,6 +1,7 @@
 # Bookwise API server: CPU only, the offline embedder included, non-root, index and question log in /data.
 #
-#   docker build -t bookwise .
+#   docker build -t bookwise .                             serves, and ingests with the local MiniLM
+#   docker build --target server -t bookwise-server .      serves only: no PyTorch (about a third the size)
 #   docker run -p 8000:8000 -v bookwise-data:/data bookwise
 #
 # docs/container.md has the whole recipe (ingest, compose, upgrading).
@@ -9,11 +10,7 @@
 # virtual environment's interpreter link stays valid.
 ARG BASE=python:3.11-slim
 
-FROM ${BASE} AS build
-# The CPU-only torch index; without it pip installs torch with CUDA (several GB of unused libraries).
-# Empty: torch comes from pip's own configuration (a mirror that already carries the CPU wheel).
-ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-ARG TORCH_VERSION=2.13.0
+FROM ${BASE} AS venv
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # The runtime user (a fixed uid, so a bind-mounted data folder can be given to it: chown 10001:10001)
@@ -24,6 +21,22 @@ RUN groupadd --system --gid 10001 bookwise \
  && mkdir /data && chown bookwise:bookwise /data
 RUN python3 -m venv /opt/bookwise \
  && /opt/bookwise/bin/pip install --quiet --upgrade pip
+
+# The server alone: it embeds questions with ONNX Runtime from the model the index carries.
+FROM venv AS server-build
+COPY pyproject.toml /src/pyproject.toml
+RUN python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]; \
+print("\n".join(p["dependencies"]))' >/tmp/requirements.txt \
+ && /opt/bookwise/bin/pip install --quiet -r /tmp/requirements.txt
+COPY . /src
+RUN /opt/bookwise/bin/pip install --quiet /src \
+ && /opt/bookwise/bin/bookwise --help >/dev/null
+
+FROM venv AS build
+# The CPU-only torch index; without it pip installs torch with CUDA (several GB of unused libraries).
+# Empty: torch comes from pip's own configuration (a mirror that already carries the CPU wheel).
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG TORCH_VERSION=2.13.0
 # torch first, in its own layer: the largest download changes least often. Its C++ headers, test
 # programs and test binaries are for building extensions and testing torch, not for running it
 # (about 190 MB); torch_shm_manager stays in bin/.
@@ -43,14 +56,13 @@ COPY . /src
 RUN /opt/bookwise/bin/pip install --quiet "/src[local]" \
  && /opt/bookwise/bin/bookwise --help >/dev/null
 
-FROM ${BASE}
+FROM ${BASE} AS runtime
 LABEL org.opencontainers.image.title="Bookwise" \
       org.opencontainers.image.description="Grounded, cited, streamed answers for Docusaurus sites." \
       org.opencontainers.image.licenses="MIT"
 # The same base as the build stage, so its account files are this base's plus the bookwise user.
-COPY --from=build /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/
-COPY --from=build --chown=10001:10001 /data /data
-COPY --from=build /opt/bookwise /opt/bookwise
+COPY --from=venv /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/
+COPY --from=venv --chown=10001:10001 /data /data
 ENV PATH=/opt/bookwise/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -66,3 +78,10 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
   CMD ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/api/ready', timeout=8)"]
 CMD ["bookwise", "serve", "--host", "0.0.0.0", "--port", "8000"]
+
+FROM runtime AS server
+COPY --from=server-build /opt/bookwise /opt/bookwise
+
+# The default: the server and `bookwise ingest` with the local MiniLM (its adaptation and export).
+FROM runtime
+COPY --from=build /opt/bookwise /opt/bookwise

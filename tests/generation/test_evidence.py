@@ -93,3 +93,60 @@ def test_a_chapters_exercises_quoted_as_the_answer_regression(section: SectionFa
     for kept in (faq, shown):
         plan = plan_passages([scored(0, kept, 1.0)], sources, (), retrieval_sufficient=True)
         assert [q.text for q in plan.quoted] == [kept]
+
+
+def test_a_strong_passage_answers_a_question_about_what_the_book_never_mentions_regression(
+    section: SectionFactory,
+) -> None:
+    """ "How does SLAM build a map of the room?" quoted the frames passage (evidence 0.79, on "map" and
+    "room"); SLAM is named nowhere in the book, so no passage of it answers."""
+    sources = [section("The world, body and sensor frames", "frames", 1)]
+    strong = [scored(0, "A map is drawn in a fixed frame attached to the building.", 1.2, coverage=0.6)]
+    assert plan_passages(strong, sources, (), retrieval_sufficient=True).sufficient
+    assert not plan_passages(strong, sources, (), retrieval_sufficient=True, asks_unknown=True).sufficient
+
+
+def test_a_follow_up_declined_although_its_answer_was_just_shown_regression(section: SectionFactory) -> None:
+    """ "how do I fix it?" after the windup passage, whose last sentence is the cure: the passage was left
+    out as already shown and the rest did not answer, so the follow-up was declined."""
+    windup = "This is integral windup; clamping the integral to a fixed range is one cure."
+    sources = [section("Windup, noise and saturation", windup, 1)]
+    ranked = [scored(0, windup, 0.8, coverage=0.5, dense=0.4), scored(0, "Timing matters.", 0.3, 0.1, 0.3)]
+    history = (Turn("user", "Why does my wheel overshoot?"), Turn("assistant", f"> {windup} [1]"))
+    plan = plan_passages(ranked, sources, history, retrieval_sufficient=True)
+    assert plan.sufficient
+    assert [q.text for q in plan.quoted] == [windup]
+
+
+def test_an_exercise_that_states_its_data_first_is_quoted_from_another_chapter_regression(
+    section: SectionFactory,
+) -> None:
+    """ "how do I choose L?" quoted the differential-drive exercises second ("1. A robot with `b = 0.30 m`
+    commands… What are `v` and `ω`? 2. … Find `v_l` and `v_r`."): half its sentences state data, so it
+    did not read as a list of questions, but exercises are never quoted."""
+    exercise = (
+        "1. A robot with `b = 0.30 m` commands `v_r = 0.2 m/s`. What are `v` and `ω`?\n"
+        "2. The same robot should follow a circle of radius 2 m. Find `v_l` and `v_r`."
+    )
+    sources = [section("Choosing the lookahead distance", "L", 1), section("Exercises", exercise, 2)]
+    ranked = [
+        scored(0, "The lookahead `L` is the main tuning parameter.", 0.9, coverage=0.6),
+        ScoredPassage(Passage(1, exercise, ("list",), 0), 0.85, dense=0.5, coverage=0.6),
+    ]
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
+    assert [q.source for q in plan.quoted] == [1]
+    assert "A robot with" not in " ".join(q.text for q in plan.quoted)
+
+
+def test_a_further_passage_sharing_few_of_the_questions_terms_is_quoted_regression(
+    section: SectionFactory,
+) -> None:
+    """The wall question also quoted the lab's Danger box ("Real motors are not simulations"), close in
+    score on "robot" and "wheel" alone."""
+    sources = [section("Windup", "windup", 1), section("Before you start", "danger", 2)]
+    ranked = [
+        scored(0, "The wheel overshoots badly: integral windup.", 0.6, coverage=0.45),
+        scored(1, "**Danger: Real motors are not simulations**", 0.5, coverage=0.22),
+    ]
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
+    assert [q.source for q in plan.quoted] == [1]

@@ -50,12 +50,16 @@ def test_a_long_uncited_answer_in_the_books_words_is_an_answer(section: SectionF
 
 
 class NoIndex:
-    """Selection-scope answers never search: the retriever is only warmed."""
+    """Selection-scope answers never search: the retriever is only warmed, and asked which words of
+    the question the selection lacks (none here: the answer's wording decides nothing either way)."""
 
     index_version = "g1"
 
     async def awarm(self) -> None:
         return None
+
+    async def amissing_key_words(self, query: str, text: str) -> tuple[str, ...]:
+        return ()
 
 
 def test_answer_kind_is_carried_from_the_decision_not_read_from_the_text(

@@ -17,6 +17,7 @@ from bookwise.generation.study import (
     exercises_of,
     explain_answer,
     page_intent,
+    page_topic,
     quiz_turn,
     solution_start,
     without_solutions,
@@ -156,3 +157,11 @@ def test_quiz_solution_is_held_back_in_the_quiz_page_prompt_until_the_reader_ans
     asked = Turn("assistant", "What is the gain when `P⁻ = 0.04`? [1]", action="quiz_page")
     grading = quiz_page_prompt(quiz, "0.8", (asked,))
     assert "K = 0.8" in grading  # the reader answered: the solution grades it
+
+
+def test_this_chapter_with_a_topic_gets_the_page_outline_regression() -> None:
+    """ "what does this chapter say about noise?" got the page outline: "about" read as "summarize"."""
+    assert page_intent("what does this chapter say about noise?") == "question"
+    assert page_topic("what does this chapter say about noise?") == "noise"
+    assert page_intent("what is this chapter about?") == "summarize"
+    assert page_intent("Give me an overview of this page") == "summarize"

@@ -38,6 +38,7 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
+from bookwise.generation.coverage import covers
 from bookwise.ingest.book import Book, BookPage, BookSection, by_section, relink_outside_code
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
@@ -329,6 +330,9 @@ class BookTools:
             validation.search(body.query, body.top_k, body.filters, self._limits)
             retriever = await self._retriever()
             result = await retriever.asearch(query, top_k=body.top_k, filters=wanted)
+            # The chat's own decision (retrieval's verdict, the passage evidence, what the book never
+            # mentions): an agent told "covered" must not meet a decline for the same question.
+            covered = await covers(retriever, result)
         except BookwiseError as error:
             if self._log is not None and error.code != "invalid_request":  # an agent's typo is no question
                 self._log(_agent_record(query, wanted, asked_at, started, error_code=error.code))
@@ -340,7 +344,7 @@ class BookTools:
                     wanted,
                     asked_at,
                     started,
-                    outcome="answered" if result.sufficient_context else "not_covered",
+                    outcome="answered" if covered else "not_covered",
                     evidence=result.sufficiency.score,
                     cited=tuple(
                         CitedSection(s.page_url, s.anchor or None, s.heading_text or s.title)
@@ -351,7 +355,7 @@ class BookTools:
         origin = _origin(retriever.site_url)
         return {
             "query": result.query,
-            "covered": result.sufficient_context,
+            "covered": covered,
             "results": [
                 {
                     "title": source["title"],

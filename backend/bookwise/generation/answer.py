@@ -26,6 +26,7 @@ import anyio
 from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
+from bookwise.generation.coverage import passage_plan
 from bookwise.generation.events import (
     AnswerEvent,
     Done,
@@ -39,7 +40,7 @@ from bookwise.generation.events import (
     Widen,
     valid_text,
 )
-from bookwise.generation.evidence import PassagePlan, plan_passages
+from bookwise.generation.evidence import PassagePlan
 from bookwise.generation.extractive import is_generic_ask, not_covered_text, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.llm import Completion, LLMClient
@@ -54,7 +55,6 @@ from bookwise.generation.prompts import (
 )
 from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
-from bookwise.generation.study import without_solutions
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
@@ -96,6 +96,14 @@ def not_covered_answer(sources: Sequence[SectionResult], unknown_names: Sequence
     closest = [f"- [{_label(s)}]({s.url})" for s in sources[:CLOSEST_LISTED]]
     return not_covered_text(unknown_names) + (
         "\n\nClosest sections:\n" + "\n".join(closest) if closest else ""
+    )
+
+
+def section_silent_text(section: SectionResult) -> str:
+    """The decline of a question asked about one section: that section is silent, not the book."""
+    return (
+        f"The section [{_label(section)}]({section.url}) does not seem to answer this. "
+        "The rest of the book may: ask the whole book."
     )
 
 
@@ -154,29 +162,33 @@ class Answerer:
         passages: PassagePlan | None = None
         evidence: float | None = None
         unknown_names: tuple[str, ...] = ()
+        asks_unknown = False
+        missing: tuple[str, ...] = ()
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
                 if scope == "book":
                     result = await self._search(request, query.text)
                     sources, sufficient = result.sections, result.sufficient_context
                     evidence, unknown_names = result.sufficiency.score, result.unknown_names
+                    asks_unknown = result.asks_unknown
                 else:
                     if request.page is not None:
                         located = await self.retriever.alocate(
                             request.page.url, heading_id=request.page.heading_id, text=selection
                         )
                     sources, sufficient = self._selection_sources(scope, selection, located, request)
+                if self.llm is None and scope == "selection" and not is_generic_ask(question):
+                    # The selection answers only when it holds what the question asks about.
+                    missing = await self.retriever.amissing_key_words(question, selection)
                 if self.llm is None and scope != "selection" and sources:
-                    ranked = without_solutions(
-                        await self.retriever.arank_passages(query.text, sources), sources
-                    )
-                    passages = plan_passages(
-                        ranked,
+                    passages = await passage_plan(
+                        self.retriever,
+                        query.text,
                         sources,
                         request.history,
                         retrieval_sufficient=sufficient,
-                        names_unknown=bool(unknown_names),
-                        question=query.text,
+                        unknown_names=unknown_names,
+                        asks_unknown=asks_unknown,
                     )
                     sources, sufficient = passages.sources, passages.sufficient
         except TimeoutError as error:
@@ -203,6 +215,7 @@ class Answerer:
             passages=passages,
             evidence=evidence,
             unknown_names=unknown_names,
+            selection_missing=missing,
         )
 
     async def _search(self, request: ChatRequest, query: str) -> RetrievalResult:
@@ -330,14 +343,19 @@ class Answerer:
         """The answer of a plan without a model (``not_covered``, ``extractive``) and its kind."""
         if prepared.study is not None:
             return prepared.study
+        scope = prepared.request.effective_scope
         if prepared.plan == "not_covered":
+            if scope == "section" and prepared.sources:
+                return Written(section_silent_text(prepared.sources[0]), "not_covered")
             return Written(not_covered_answer(prepared.sources, prepared.unknown_names), "not_covered")
-        if prepared.request.effective_scope == "selection":
+        if scope == "selection":
             question = " ".join(prepared.request.question.split())
-            quoted = selection_answer(question, prepared.sources[0])
+            quoted = None if prepared.selection_missing else selection_answer(question, prepared.sources[0])
             return Written(quoted, "extractive") if quoted else Written(NOT_IN_SELECTION, "not_in_selection")
         assert prepared.passages is not None
         if not prepared.passages.quoted:
+            if scope == "section" and prepared.sources:
+                return Written(section_silent_text(prepared.sources[0]), "not_covered")
             return Written(passage_answer([]), "not_covered")
         return Written(passage_answer(prepared.passages.quoted), "extractive")
 

@@ -11,6 +11,14 @@ coverage; a better one when the question names something no chunk of the book co
 the best passage is a strong match on its own or holds every term the question
 names ("What happens if R is too small?": a table row of the right section; the verdict misses some
 answerable questions, and no unanswerable question of our sets had a passage with all its terms).
+Whatever the scores, the book does not answer a question about something it never mentions
+(retrieval's ``asks_unknown``: "How does SLAM build a map of the room?" matched the frames passage
+on "map" and "room").
+
+A passage of an exercise section is never quoted, whatever it says: an exercise that states its data
+before it asks reads as an answer to a question about that data. A further passage is quoted only when
+it holds a fair share of the question's terms (``FURTHER_COVERAGE``): a lab's safety warning scored
+near the windup passage on the question's "robot" and "wheel" alone.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 
 from bookwise.generation.extractive import Quoted, asks, choose, rows_asked_about
 from bookwise.generation.prompts import Turn
+from bookwise.generation.study import is_exercise_section
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.snippets import flat
@@ -35,6 +44,7 @@ FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a qu
 # A question naming something the book never mentions ("deploy to Firebase", "write in AsciiDoc") is
 # answered only from a better passage than others need: halfway between the two bars above.
 UNKNOWN_NAME_EVIDENCE = (ANSWER_EVIDENCE + STRONG_EVIDENCE) / 2
+FURTHER_COVERAGE = 0.6  # of the best passage's term coverage, for a passage quoted after it
 
 
 @dataclass(frozen=True)
@@ -53,8 +63,14 @@ def evidence(passage: ScoredPassage) -> float:
     return passage.dense + COVERAGE_SHARE * passage.coverage
 
 
-def answers(best: ScoredPassage | None, *, retrieval_sufficient: bool, names_unknown: bool = False) -> bool:
-    if best is None:
+def answers(
+    best: ScoredPassage | None,
+    *,
+    retrieval_sufficient: bool,
+    names_unknown: bool = False,
+    asks_unknown: bool = False,
+) -> bool:
+    if best is None or asks_unknown:
         return False
     if retrieval_sufficient:
         return evidence(best) >= (UNKNOWN_NAME_EVIDENCE if names_unknown else ANSWER_EVIDENCE)
@@ -69,17 +85,23 @@ def plan_passages(
     *,
     retrieval_sufficient: bool,
     names_unknown: bool = False,
+    asks_unknown: bool = False,
     question: str = "",
 ) -> PassagePlan:
     shown = _shown_before(history)
-    fresh = [
-        p for p in ranked if not asks(p.passage.text) and (not shown or flat(p.passage.text) not in shown)
-    ]
+    exercises = {n for n, source in enumerate(sources) if is_exercise_section(source)}
+    quotable = [p for p in ranked if not asks(p.passage.text) and p.passage.section not in exercises]
+    fresh = [p for p in quotable if not shown or flat(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
-    if not answers(best, retrieval_sufficient=retrieval_sufficient, names_unknown=names_unknown):
+    verdict = {"retrieval_sufficient": retrieval_sufficient, "names_unknown": names_unknown}
+    if shown and quotable and not answers(best, **verdict, asks_unknown=asks_unknown):
+        # "how do I fix it?" after the windup passage, whose last sentence is the cure: the answer is
+        # what the reader was just shown, so it is quoted again rather than declined.
+        fresh, best = quotable, quotable[0]
+    if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    chosen = choose(fresh)
+    chosen = choose(fresh, min_coverage=FURTHER_COVERAGE * best.coverage)
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}
     for scored in ranked:

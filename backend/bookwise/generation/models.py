@@ -76,6 +76,7 @@ class Prepared:
     passages: PassagePlan | None = None  # extractive answers: the passages to quote, sources renumbered
     evidence: float | None = None  # the retrieval's sufficiency score (book scope; the question log's)
     unknown_names: tuple[str, ...] = ()  # names in the question that the book never mentions
+    selection_missing: tuple[str, ...] = ()  # words the question asks about that the selection lacks
     page_use: PageUse | None = None  # answered from the reader's page (a page action or "this page")
     quiz_turn: QuizTurn | None = None
     study: Written | None = None  # a study action's answer without a model, written in prepare

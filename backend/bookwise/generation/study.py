@@ -26,6 +26,7 @@ from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import passages_of, split_units
 from bookwise.retrieval.snippets import SOLUTION_LABEL
+from bookwise.retrieval.topics import topic_words
 
 NO_MODEL = "*No language model is configured, so this is the book's own material."
 MODEL_WOULD = {
@@ -45,6 +46,10 @@ _THIS_PAGE = re.compile(
     r"\b(?:this|the current|current|the present)\s+"
     r"(?:page|chapter|section|lesson|article|doc|document|unit|lab|quiz|exercise|assessment)\b",
     re.IGNORECASE,
+)
+# Words of a page telling something ("what does it say about…", "give me"): no topic of their own.
+_TELLING = frozenset(
+    "say says said tell tells talk talks cover covers covered discuss discusses give show me us".split()
 )
 THIS_SECTION = re.compile(r"\b(?:this|the current|current) (?:section|part)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”|‘[^’]*’|`[^`]*`")
@@ -76,9 +81,21 @@ def page_intent(question: str) -> PageIntent | None:
         return None
     if _EXERCISE_WORDS.search(question):
         return "exercises"
-    if _SUMMARY_WORDS.search(question):
+    if _SUMMARY_WORDS.search(question) and not _names_a_topic_beyond_the_page(question):
         return "summarize"
     return "question"
+
+
+def page_topic(question: str) -> str:
+    """What a question about the reader's page asks about, in its own words: "noise" for "What does
+    this chapter say about noise?"; empty for "what is this page about?" (its summary). The page
+    narrows the search; the words that point at it are no part of what is searched for."""
+    rest = _SUMMARY_WORDS.sub(" ", _THIS_PAGE.sub(" ", _QUOTED.sub(" ", question)))
+    return " ".join(w for w in re.findall(r"[\w'-]+", rest) if topic_words(w) - _TELLING)
+
+
+def _names_a_topic_beyond_the_page(question: str) -> bool:
+    return bool(page_topic(question))
 
 
 def _label(action: str) -> str:

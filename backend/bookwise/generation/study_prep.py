@@ -35,6 +35,7 @@ from bookwise.generation.study import (
     explain_answer,
     is_exercise_section,
     page_intent,
+    page_topic,
     quiz_turn,
     summary_answer,
     without_solutions,
@@ -200,8 +201,11 @@ class StudyPreparer:
             return sections, Written(summary_answer(outline, sections), "extractive")
         if use in ("exercises", "quiz"):
             return await self._page_exercises(request, use, answer, outline, sections)
-        ranked = without_solutions(await self.retriever.arank_passages(question, sections), sections)
-        passages = plan_passages(ranked, sections, request.history, retrieval_sufficient=True)
+        searched = page_topic(question) or question
+        ranked = without_solutions(await self.retriever.arank_passages(searched, sections), sections)
+        passages = plan_passages(
+            ranked, sections, request.history, retrieval_sufficient=True, question=searched
+        )
         if not passages.quoted:
             return sections, Written(summary_answer(outline, sections), "extractive")
         return passages.sources, Written(passage_answer(passages.quoted), "extractive")

@@ -178,8 +178,12 @@ class RetrievalResult:
     sufficiency: Sufficiency
     index_version: str
     timings_ms: dict[str, float]
-    # Names in the query ("Firebase", "WebP") that no chunk of the book (within the filters) contains.
+    # What the query names that no chunk of the book (within the filters) contains: its names ("Firebase",
+    # "WebP") and the words it asks about ("poem" in "write me a poem about robots").
     unknown_names: tuple[str, ...] = ()
+    # Whether one of those words is what the query asks about (its embedding is close to the query's):
+    # then no passage of the book can answer it.
+    asks_unknown: bool = False
 
     @property
     def sufficient_context(self) -> bool:

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
+import numpy as np
 
 from bookwise import validation
 from bookwise.errors import BookwiseError, EmbeddingError, InvalidRequestError
@@ -46,13 +47,19 @@ from bookwise.retrieval.passage_rank import (
 from bookwise.retrieval.rerank import Reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
-from bookwise.retrieval.topics import named_words, topic_text
+from bookwise.retrieval.topics import named_words, probed_words, topic_text
 from bookwise.settings import Settings
 
 _T = TypeVar("_T")
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
+# A word of the question that no chunk of the book contains is what the question asks about when its
+# embedding is this close to the question's ("SLAM" in "How does SLAM build a map of the room?" 0.63,
+# "poem" in "Write me a poem about robots" 0.61), and a paraphrase when it is not ("stuck" 0.00 and
+# "overshot" 0.40 in the windup question, which the book words as "pressed against a wall"). Chosen on
+# the example book's questions and eval/; see docs/benchmarks.md, "Answer quality".
+KEY_WORD_COSINE = 0.45
 WATCH_MIN_S = 0.2  # the index watcher's shortest period (BOOKWISE_INDEX_REFRESH_S may be 0)
 
 
@@ -285,8 +292,8 @@ class Retriever:
     def _run(
         self, query: str, top_k: int, clean_filters: Filters | None, *, probe_names: bool = True
     ) -> RetrievalResult:
-        """One search; ``probe_names`` also looks up the query's names one by one (``unknown_names``),
-        which locating a selection's section never reads."""
+        """One search; ``probe_names`` also looks up the query's names and topic words one by one
+        (``unknown_names``, ``asks_unknown``), which locating a selection's section never reads."""
         settings = self.settings
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -295,7 +302,7 @@ class Retriever:
         dense, sparse = self._encode(query)
         names = {
             word: tuple(self._sparse.query(word).indices)
-            for word in (named_words(query) if probe_names else ())
+            for word in (probed_words(query) if probe_names else ())
         }
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -323,6 +330,9 @@ class Retriever:
         sections = self._assemble(query, chosen)
         sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
+        absent = [word for word, terms in names.items() if terms and hits.unmatched_terms.issuperset(terms)]
+        central = self._central_words(dense, absent)
+        named = set(named_words(query))
         timings["total"] = (time.perf_counter() - started) * 1000
         return RetrievalResult(
             query=query,
@@ -330,10 +340,38 @@ class Retriever:
             sufficiency=sufficiency,
             index_version=self.index_version,
             timings_ms=timings,
-            unknown_names=tuple(
-                word for word, terms in names.items() if terms and hits.unmatched_terms.issuperset(terms)
-            ),
+            unknown_names=tuple(word for word in absent if word in named or word in central),
+            asks_unknown=bool(central),
         )
+
+    def missing_key_words(self, query: str, text: str) -> tuple[str, ...]:
+        """The words ``query`` asks about (its names and topic words close to it, as for
+        ``asks_unknown``) that ``text`` does not contain: "derivative" for "What does the derivative
+        term do?" and the Proportional paragraph."""
+        held = set(self._sparse.document(text).indices)
+        absent = [
+            word
+            for word in probed_words(query)
+            if (terms := set(self._sparse.query(word).indices)) and not terms & held
+        ]
+        if not absent:
+            return ()
+        central = self._central_words(self._queries.embed(" ".join(query.split())), absent)
+        return tuple(word for word in absent if word in central)
+
+    async def amissing_key_words(self, query: str, text: str) -> tuple[str, ...]:
+        return await self.arun(functools.partial(self.missing_key_words, query, text))
+
+    def _central_words(self, query_vector: Sequence[float], words: Sequence[str]) -> set[str]:
+        """The ``words`` that say what the query asks about: each embedded alone, as close to the
+        query as ``KEY_WORD_COSINE``."""
+        if not words:
+            return set()
+        query = np.asarray(query_vector, dtype=np.float32)
+        vectors = np.asarray(self._embedder.embed_documents(list(words)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1) * float(np.linalg.norm(query))
+        cosines = (vectors @ query) / np.where(norms > 0, norms, 1.0)
+        return {word for word, cosine in zip(words, cosines, strict=True) if cosine >= KEY_WORD_COSINE}
 
     def _encode(self, query: str) -> tuple[list[float], SparseVector]:
         """The query's dense and sparse vectors; a failure is this query's own clear error, one log line."""

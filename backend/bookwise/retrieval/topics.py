@@ -44,6 +44,13 @@ _NAME = re.compile(r"(?<![\w`])([A-Za-z][A-Za-z0-9+#.-]*[A-Za-z0-9+#])")
 _SENTENCE_END = ".?!:"
 
 
+def probed_words(query: str) -> list[str]:
+    """The words of ``query`` to look up one by one in the book: its names (``named_words``) and its
+    topic words (``topic_text``), each once, in the order asked."""
+    topic = [t for t in _TOKEN.findall(topic_text(query)) if not t.isdigit() and len(t) > 1]
+    return list(dict.fromkeys([*named_words(query), *topic]))
+
+
 def named_words(query: str) -> list[str]:
     """The words of ``query`` spelled as names: with a capital inside (OpenAPI, WebP, S3) or
     capitalised away from a sentence's start (Firebase, Tailwind). "I" and a sentence's first word

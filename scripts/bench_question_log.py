@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bookwise.insights.factory import open_insights_store
 from bookwise.insights.log import QuestionLog, StoreHandle
 from bookwise.insights.records import CitedSection, LogFilter, QuestionRecord
-from bookwise.insights.store import open_store
 
 
 def record(n: int) -> QuestionRecord:
@@ -44,7 +44,7 @@ def record(n: int) -> QuestionRecord:
 
 
 def measure(name: str, target: str | Path, records: int) -> None:
-    handle = StoreHandle(lambda: open_store(target))
+    handle = StoreHandle(lambda: open_insights_store(target))
     handle.get()  # opened and migrated before timing
     log = QuestionLog(handle, enabled=True, retention_days=90, queue_size=records + 1)
     submit_us: list[float] = []

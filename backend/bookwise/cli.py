@@ -670,9 +670,9 @@ def _llms_line(report: dict[str, Any], out: Path) -> str:
 
 
 def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
+    from bookwise.insights.factory import open_insights_store
     from bookwise.insights.records import LogFilter
     from bookwise.insights.report.run import Outputs, write_report
-    from bookwise.insights.store import open_store
     from bookwise.retrieval.retriever import Retriever
 
     outputs = Outputs(html=args.out, json=args.json, csv=args.csv, export=args.export_questions)
@@ -689,7 +689,7 @@ def _insights_report(args: argparse.Namespace, settings: Settings) -> int:
         locale=args.locale,
     )
     needs_index = outputs.html is not None or outputs.json is not None
-    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
+    store = open_insights_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
     retriever = Retriever.open(settings) if needs_index else None
     try:
         printed = write_report(store, log_filter, outputs, retriever=retriever)
@@ -768,9 +768,9 @@ def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
 
 
 def _insights(args: argparse.Namespace, settings: Settings) -> int:
-    from bookwise.insights.store import open_store
+    from bookwise.insights.factory import open_insights_store
 
-    store = open_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
+    store = open_insights_store(settings.resolved_insights_db, max_bytes=settings.feedback_max_bytes)
     try:
         if args.forget_before is not None:
             gone = store.forget_before(datetime.combine(args.forget_before, time(), tzinfo=UTC))

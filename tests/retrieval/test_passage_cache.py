@@ -8,7 +8,7 @@ from pathlib import Path
 from apiserver import build_book
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
-from bookwise.retrieval.embedding_cache import EmbeddingCache
+from bookwise.retrieval.embedding_cache import PassageVectorCache
 from bookwise.retrieval.retriever import Retriever
 
 
@@ -24,7 +24,7 @@ class CountingEmbedder(HashEmbedder):
 
 def test_the_cache_embeds_only_what_it_has_not_seen_and_forgets_the_oldest() -> None:
     embedder = CountingEmbedder()
-    cache = EmbeddingCache(embedder.embed_documents, capacity=2)
+    cache = PassageVectorCache(embedder.embed_documents, capacity=2)
     first = cache.embed(["a b", "c d"])
     assert embedder.texts == 2 and len(first) == 2
     cache.embed(["a b", "e f"])  # "a b" is cached; "c d" is now the oldest and goes

@@ -32,8 +32,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# Re-exported for mcp.py and metrics.py until they import it from bookwise.api.errors.
-from bookwise.api.errors import error_response as error_response
+from bookwise.api.errors import error_response
 from bookwise.api.limits import RateLimiter, client_key
 from bookwise.api.logs import client_request_id_var, log_event, request_id_var
 from bookwise.errors import (

@@ -43,7 +43,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bookwise.api.bearer import bearer_matches
-from bookwise.api.guard import error_response
+from bookwise.api.errors import error_response
 from bookwise.api.limits import StreamSlots
 from bookwise.errors import ConfigError, UnauthorizedError
 from bookwise.generation.events import AnswerEvent, AnswerTrace, Sources, Token

@@ -13,7 +13,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
 
@@ -52,10 +51,3 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection; further calls fail."""
-
-
-def open_store(*args: Any, **kwargs: Any) -> Store:
-    """The old name of ``open_insights_store``, until cli.py imports the new one."""
-    from bookwise.insights.factory import open_insights_store
-
-    return open_insights_store(*args, **kwargs)

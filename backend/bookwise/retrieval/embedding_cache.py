@@ -60,4 +60,3 @@ def _array(vector: Sequence[float]) -> Vector:
     return np.asarray(vector, dtype=np.float32)
 
 
-EmbeddingCache = PassageVectorCache  # the old name, until retriever.py imports the new one

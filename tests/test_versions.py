@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -41,3 +43,45 @@ def test_api_config_reports_the_version_beside_the_limits(tmp_path: Path) -> Non
         served = httpx.get(f"{url}/api/config", timeout=10).json()
     assert served["version"] == __version__
     assert set(served["limits"]) >= {"max_question_chars", "max_history_chars"}
+
+
+VERSIONED = [
+    "backend/bookwise/__init__.py",
+    "widget/package.json",
+    "widget/package-lock.json",
+    "website-plugin/package.json",
+    "website-plugin/package-lock.json",
+    "website-plugin/example/package-lock.json",
+]
+
+
+def copy_versioned(into: Path) -> None:
+    for name in VERSIONED:
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        (into / name).write_bytes((ROOT / name).read_bytes())
+
+
+def set_version(root: Path, version: str) -> None:
+    script = ROOT / "scripts" / "set-version"
+    subprocess.run([sys.executable, str(script), version, "--root", str(root), "--no-build"], check=True)
+
+
+def test_set_version_writes_every_place_npm_and_python_read(tmp_path: Path) -> None:
+    copy_versioned(tmp_path)
+    set_version(tmp_path, "7.8.9")
+    assert '__version__ = "7.8.9"' in (tmp_path / "backend/bookwise/__init__.py").read_text(encoding="utf-8")
+    for folder in ("widget", "website-plugin"):
+        assert (
+            json.loads((tmp_path / folder / "package.json").read_text(encoding="utf-8"))["version"] == "7.8.9"
+        )
+        lock = json.loads((tmp_path / folder / "package-lock.json").read_text(encoding="utf-8"))
+        assert (lock["version"], lock["packages"][""]["version"]) == ("7.8.9", "7.8.9")
+    example = json.loads((tmp_path / "website-plugin/example/package-lock.json").read_text(encoding="utf-8"))
+    assert example["packages"][".."]["version"] == "7.8.9"
+
+
+def test_set_version_to_the_current_version_changes_no_byte(tmp_path: Path) -> None:
+    """It writes JSON the way npm does, so a release's diff is the version lines and nothing else."""
+    copy_versioned(tmp_path)
+    set_version(tmp_path, __version__)
+    assert [name for name in VERSIONED if (tmp_path / name).read_bytes() != (ROOT / name).read_bytes()] == []

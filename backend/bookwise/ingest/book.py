@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from bookwise.ingest.blocks import fence_spans
 from bookwise.ingest.models import Heading
 from bookwise.ingest.payload import ChunkPayload
 
@@ -132,7 +133,6 @@ def _reading_key(page: BookPage) -> tuple[bool, float, str]:
 
 # An inline link's target: a relative file link (`../x.md#a`) or a site path (`/docs/x`).
 _LINK = re.compile(r"\]\((?P<target>[^)\s#]*)(?P<anchor>#[^)\s]*)?(?P<title>\s+\"[^\"]*\")?\)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def relink(text: str, doc_path: str, page_of: Callable[[str], str | None], origin: str) -> str:
@@ -156,23 +156,12 @@ def relink(text: str, doc_path: str, page_of: Callable[[str], str | None], origi
 
 def relink_outside_code(text: str, doc_path: str, page_of: Callable[[str], str | None], origin: str) -> str:
     """``relink`` on the text outside fenced code blocks (a link in code is code)."""
+    lines = text.split("\n")
     out: list[str] = []
-    prose: list[str] = []
-    fence = ""  # the open fence's marker, "" outside code
-    for line in text.split("\n"):
-        marker = _FENCE.match(line)
-        if fence:
-            out.append(line)
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = "" if not line.strip().lstrip(fence[0]) else fence  # a closing fence has no info
-        elif marker:
-            if prose:
-                out.append(relink("\n".join(prose), doc_path, page_of, origin))
-                prose = []
-            fence = marker.group(1)
-            out.append(line)
-        else:
-            prose.append(line)
-    if prose:
-        out.append(relink("\n".join(prose), doc_path, page_of, origin))
+    done = 0  # lines before this index are in ``out``
+    for opening, closing in [*fence_spans(lines), (len(lines), len(lines))]:
+        if prose := lines[done:opening]:
+            out.append(relink("\n".join(prose), doc_path, page_of, origin))
+        out.extend(lines[opening : closing + 1])
+        done = closing + 1
     return "\n".join(out)

@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bookwise.ingest.blocks import fence_opening, split_blocks
+
 UnitKind = Literal["prose", "list", "code", "table", "label", "gap"]
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\S")
 _ORDERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.M)
 RESUME_WITHIN = 3  # blocks between two halves of a numbered list that are read as one list
@@ -57,38 +58,9 @@ class Passage:
         return any(kind in ("prose", "list") for kind in self.kinds)
 
 
-def _blocks(markdown: str) -> list[str]:
-    """Blank-line separated blocks; a fenced code block is one block whatever it contains."""
-    blocks: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        if fence is not None:
-            current.append(line)
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                blocks.append("\n".join(current))
-                current, fence = [], None
-            continue
-        opening = _FENCE.match(line)
-        if opening:
-            if current:
-                blocks.append("\n".join(current))
-            current, fence = [line], opening.group(1)
-            continue
-        if line.strip():
-            current.append(line)
-        elif current:
-            blocks.append("\n".join(current))
-            current = []
-    if current:
-        blocks.append("\n".join(current))
-    return blocks
-
-
 def _kind(block: str) -> UnitKind:
     lines = block.split("\n")
-    if _FENCE.match(lines[0]):
+    if fence_opening(lines[0]) is not None:
         return "code"
     if block.strip() == _GAP:
         return "gap"
@@ -115,7 +87,7 @@ def clean(markdown: str) -> str:
 def split_units(markdown: str) -> list[Unit]:
     """A section's text as units; the items of a loose list and their indented paragraphs are one list."""
     units: list[Unit] = []
-    for block in _blocks(markdown):
+    for block in split_blocks(markdown):
         kind = _kind(block)
         text = block if kind == "code" else clean(block).strip()
         if not text:

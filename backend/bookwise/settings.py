@@ -285,6 +285,14 @@ class Settings(BaseSettings):
         "/api/suggestions` and `GET /api/insights` together ([Rate "
         "limits](operations.md#rate-limits-one-process-or-many)).",
     )
+    rate_limit_per_address_per_minute: int = Field(
+        300,
+        ge=1,
+        description="Requests per minute from one address in all, for the readers the widget names (an "
+        "anonymous id it keeps per browser, sent as `X-Bookwise-Reader`): each of them gets "
+        "`rate_limit_per_minute`, so a class or an office behind one address is not one client; requests "
+        "without the id share `rate_limit_per_minute` per address, as before.",
+    )
     instant_search_per_minute: int = Field(
         600,
         ge=1,
@@ -298,7 +306,15 @@ class Settings(BaseSettings):
         description="Complete words (stop words aside) a keystroke search needs before the dense channel "
         "ranks too; below it the search is lexical only (0: always dense).",
     )
-    max_streams_per_client: int = Field(3, ge=1, description="Answers one client (IP) may stream at once.")
+    max_streams_per_client: int = Field(
+        3, ge=1, description="Answers one client (a reader the widget names, else an IP) may stream at once."
+    )
+    max_streams_per_address: int = Field(
+        30,
+        ge=1,
+        description="Answers the readers behind one address (see `rate_limit_per_address_per_minute`) may "
+        "stream at once in all.",
+    )
     max_streams: int = Field(
         256,
         ge=1,

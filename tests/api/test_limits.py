@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from bookwise.api.limits import RateLimiter, StreamSlots, WindowCounts, parse_networks
+from bookwise.api.limits import RateLimiter, StreamSlots, WindowCounts, parse_networks, reader_id
 from bookwise.errors import ConfigError, RateLimitedError, ServerBusyError, TooManyStreamsError
 
 
@@ -89,3 +89,53 @@ def test_stream_slots_cap_per_client_and_in_total() -> None:
     slots.release("a")
     slots.acquire("c")
     assert slots.active == 2
+
+
+def refused_reader(limiter: RateLimiter, client: str, reader: str) -> RateLimitedError | None:
+    try:
+        asyncio.run(limiter.check(client, reader))
+    except RateLimitedError as error:
+        return error
+    return None
+
+
+def test_a_classroom_behind_one_address_is_not_one_client_regression() -> None:
+    """Ten readers of one school address got "at most 30 per minute" between them: each reader the
+    widget names now has the per-client rate, and all of them together the address's ceiling."""
+    limiter = RateLimiter(per_minute=2, per_address_per_minute=5)
+    school = "192.0.2.7"
+    assert [refused_reader(limiter, school, f"reader-{n:02d}-0123456789") for n in (1, 1, 2, 2)] == [None] * 4
+    over_own = refused_reader(limiter, school, "reader-01-0123456789")
+    assert over_own is not None and str(over_own) == "too many requests: at most 2 per minute"
+    assert refused_reader(limiter, school, "reader-03-0123456789") is None  # the address's fifth
+    ceiling = refused_reader(limiter, school, "reader-04-0123456789")  # a new id buys no more than that
+    assert ceiling is not None and str(ceiling) == "too many requests: at most 5 per minute from this address"
+    assert refused_reader(limiter, "192.0.2.8", "reader-04-0123456789") is None  # another address
+
+
+def test_requests_without_a_reader_id_share_the_address_as_before() -> None:
+    limiter = RateLimiter(per_minute=2, per_address_per_minute=100)
+    assert refused(limiter, "192.0.2.7") is None and refused(limiter, "192.0.2.7") is None
+    assert refused(limiter, "192.0.2.7") is not None
+
+
+def test_reader_id_is_taken_only_in_its_own_shape() -> None:
+    assert reader_id("Zm9vYmFyYmF6cXV4cXV1eA") == "Zm9vYmFyYmF6cXV4cXV1eA"
+    assert [
+        reader_id(value) for value in (None, "", "short", "x" * 65, "has space in it 0123", "é" * 20)
+    ] == [""] * 6
+
+
+def test_named_readers_stream_apart_under_the_addresses_ceiling() -> None:
+    slots = StreamSlots(per_client=1, total=100, per_address=3)
+    slots.acquire("192.0.2.7", "reader-a-0123456789ab")
+    with pytest.raises(TooManyStreamsError, match="per client"):
+        slots.acquire("192.0.2.7", "reader-a-0123456789ab")
+    slots.acquire("192.0.2.7", "reader-b-0123456789ab")
+    slots.acquire("192.0.2.7", "reader-c-0123456789ab")
+    with pytest.raises(TooManyStreamsError, match="from this address"):
+        slots.acquire("192.0.2.7", "reader-d-0123456789ab")
+    slots.acquire("192.0.2.7")  # the address itself, unnamed, is one more client
+    slots.release("192.0.2.7", "reader-a-0123456789ab")
+    slots.acquire("192.0.2.7", "reader-d-0123456789ab")  # a named reader's slot came back
+    assert slots.active == 4

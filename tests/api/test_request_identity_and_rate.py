@@ -156,3 +156,22 @@ def test_forwarded_client_that_is_not_an_ip_address_is_refused(tmp_path: Path) -
         assert error["code"] == "malformed_request" and "X-Forwarded-For" in error["message"]
     assert health.status_code == 400
     assert good.status_code == 200
+
+
+def test_readers_the_widget_names_behind_one_address_each_get_the_rate(tmp_path: Path) -> None:
+    settings = build_book(tmp_path, rate_limit_per_minute=2, rate_limit_per_address_per_minute=5)
+
+    def search(running: str, reader: str | None) -> int:
+        headers = {"X-Bookwise-Reader": reader} if reader else {}
+        return httpx.post(
+            f"{running}/api/search", json={"query": "quokka"}, headers=headers, timeout=30
+        ).status_code
+
+    with running_api(settings) as running:
+        named = [search(running, f"student-{n}-0123456789") for n in (1, 1, 2, 2, 3)]
+        over = search(running, "student-1-0123456789")
+        ceiling = search(running, "student-4-0123456789")
+        unnamed = [search(running, None) for _ in range(3)]
+    assert named == [200] * 5  # five requests of three readers from one address, past the old limit of 2
+    assert (over, ceiling) == (429, 429)  # a reader's own rate, then the address's ceiling
+    assert unnamed == [200, 200, 429]  # a caller without the id is the address, as before

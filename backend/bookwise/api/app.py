@@ -85,6 +85,7 @@ def create_app(
     )
     rate_limiter = RateLimiter(
         settings.rate_limit_per_minute,
+        per_address_per_minute=settings.rate_limit_per_address_per_minute,
         max_clients=settings.rate_limit_max_clients,
         redis_url=settings.redis_url,
         redis_timeout_s=settings.redis_timeout_s,
@@ -129,7 +130,13 @@ def create_app(
         JsonCORSMiddleware,
         allow_origins=settings.allowed_origins,
         allow_methods=["GET", "POST"],  # /mcp is stateless: no session for a DELETE to end
-        allow_headers=["content-type", "x-request-id", "mcp-session-id", "mcp-protocol-version"],
+        allow_headers=[
+            "content-type",
+            "x-request-id",
+            "x-bookwise-reader",
+            "mcp-session-id",
+            "mcp-protocol-version",
+        ],
         expose_headers=["x-request-id", "x-client-request-id", "retry-after", "mcp-session-id"],
         allow_credentials=False,
         max_age=600,

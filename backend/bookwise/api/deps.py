@@ -31,5 +31,13 @@ async def retriever(shared: Annotated[Services, Depends(services)]) -> Retriever
 
 ServicesDep = Annotated[Services, Depends(services)]
 RequestId = Annotated[str, Depends(request_id)]
+
+
+def reader(request: Request) -> str:
+    """The anonymous per-browser id the widget sent (``X-Bookwise-Reader``), "" without one."""
+    return str(getattr(request.state, "reader", ""))
+
+
 Client = Annotated[str, Depends(client)]
+Reader = Annotated[str, Depends(reader)]
 RetrieverDep = Annotated[Retriever, Depends(retriever)]

@@ -33,7 +33,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bookwise.api.errors import error_response
-from bookwise.api.limits import RateLimiter, client_key
+from bookwise.api.limits import RateLimiter, client_key, reader_id
 from bookwise.api.logs import client_request_id_var, log_event, request_id_var
 from bookwise.errors import (
     HostNotAllowedError,
@@ -152,6 +152,7 @@ class Guard:
         state = scope.setdefault("state", {})
         state["request_id"], state["client_ip"] = request_id, client or address
         state["client_request_id"] = client_request_id
+        state["reader"] = reader = reader_id(headers.get("x-bookwise-reader"))
         token = request_id_var.set(request_id)
         client_token = client_request_id_var.set(client_request_id)
 
@@ -182,7 +183,7 @@ class Guard:
                 if checked:
                     self._check_request(scope, headers)
                 if rated:
-                    await self.rate_limiter.check(client or address)
+                    await self.rate_limiter.check(client or address, reader)
             except RequestRejected as error:
                 await error_response(error, request_id)(scope, receive, send_with_id)
                 return

@@ -6,6 +6,10 @@ ProxyHeadersMiddleware, given these networks by ``server.py``). ``is_trusted`` s
 per-client connection cap, which counts sockets before any header is read.
 The request rate is counted by the `limits` library, in memory or in Redis shared by every process
 (`RateLimiter`); concurrent answer streams are counted per process (`StreamSlots`).
+
+Readers behind one address (a classroom, an office's NAT) are told apart by the anonymous id the widget
+keeps per browser (``X-Bookwise-Reader``, `reader_id`): each counts as a client of its own, and all of
+them together have a ceiling per address, so minting ids buys a client no more than that ceiling.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -33,6 +38,19 @@ if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+_READER_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def reader_id(header: str | None) -> str:
+    """The widget's anonymous per-browser id, or "" when absent or not one (then the address is the
+    client, as for any other caller)."""
+    return header if header is not None and _READER_ID.fullmatch(header) else ""
+
+
+def reader_key(client: str, reader: str) -> str:
+    """What one reader is counted under: the address alone without an id."""
+    return f"{client}#{reader}" if reader else client
 
 
 def parse_networks(entries: Sequence[str]) -> list[Network]:
@@ -166,6 +184,7 @@ class RateLimiter:
         self,
         per_minute: int,
         *,
+        per_address_per_minute: int | None = None,
         max_clients: int = 100_000,
         redis_url: str | None = None,
         redis_timeout_s: float = 0.5,
@@ -173,6 +192,13 @@ class RateLimiter:
     ) -> None:
         self.per_minute = per_minute
         self.item = RateLimitItemPerMinute(per_minute, namespace="bookwise")
+        # Named readers' requests per address, under a namespace of its own (one Redis for both).
+        self.per_address_per_minute = per_address_per_minute
+        self.address_item = (
+            RateLimitItemPerMinute(per_address_per_minute, namespace="bookwise-address")
+            if per_address_per_minute is not None
+            else None
+        )
         self.local = SlidingWindowCounterRateLimiter(
             local if local is not None else WindowCounts(max_clients)
         )
@@ -181,29 +207,41 @@ class RateLimiter:
         self._redis_retry_at = 0.0
         self._redis_down = False
 
-    async def check(self, client: str) -> None:
+    async def check(self, client: str, reader: str = "") -> None:
+        """One request of ``client`` (an address), or of the reader the widget named behind it."""
+        reset_time = await self._hit(self.item, reader_key(client, reader))
+        if reset_time is not None:
+            raise self._refusal(reset_time, f"at most {self.per_minute} per minute")
+        if reader and self.address_item is not None:
+            reset_time = await self._hit(self.address_item, client)
+            if reset_time is not None:
+                limit = f"at most {self.per_address_per_minute} per minute from this address"
+                raise self._refusal(reset_time, limit)
+
+    async def _hit(self, item: RateLimitItemPerMinute, key: str) -> float | None:
+        """Count one hit; None when allowed, else when the window lets ``key`` in again."""
         if self.shared is not None and time.monotonic() >= self._redis_retry_at:
             try:
-                allowed = await self.shared.hit(self.item, client)
-                reset_time = 0.0 if allowed else (await self.shared.get_window_stats(self.item, client))[0]
+                if await self.shared.hit(item, key):
+                    self._redis_up()
+                    return None
+                reset_time: float = (await self.shared.get_window_stats(item, key))[0]
             except (StorageError, OSError) as error:  # OSError: TimeoutError too
                 self._redis_failed(error)
             else:
                 self._redis_up()
-                if not allowed:
-                    raise self._refusal(reset_time)
-                return
-        if not self.local.hit(self.item, client):
-            raise self._refusal(self.local.get_window_stats(self.item, client).reset_time)
+                return reset_time
+        if self.local.hit(item, key):
+            return None
+        return self.local.get_window_stats(item, key).reset_time
 
     async def aclose(self) -> None:
         if self._pool is not None:
             await self._pool.aclose()
 
-    def _refusal(self, reset_time: float) -> RateLimitedError:
+    def _refusal(self, reset_time: float, limit: str) -> RateLimitedError:
         return RateLimitedError(
-            f"too many requests: at most {self.per_minute} per minute",
-            retry_after=max(math.ceil(reset_time - time.time()), 1),
+            f"too many requests: {limit}", retry_after=max(math.ceil(reset_time - time.time()), 1)
         )
 
     def _redis_failed(self, error: Exception) -> None:
@@ -250,12 +288,16 @@ def _redis_limiter(pool: aioredis.ConnectionPool) -> AsyncSlidingWindowCounterRa
 
 
 class StreamSlots:
-    """Concurrent answer streams, per client and in total; a full server answers 503 at once."""
+    """Concurrent answer streams, per client and in total; a full server answers 503 at once. A reader
+    the widget names is a client of its own; the named readers behind one address share
+    ``per_address``."""
 
-    def __init__(self, per_client: int, total: int) -> None:
+    def __init__(self, per_client: int, total: int, per_address: int | None = None) -> None:
         self.per_client = per_client
         self.total = total
+        self.per_address = per_address
         self._open: dict[str, int] = {}
+        self._readers_open: dict[str, int] = {}  # named readers' streams, per address
         self._count = 0
         self._lock = threading.Lock()
 
@@ -263,22 +305,37 @@ class StreamSlots:
     def active(self) -> int:
         return self._count
 
-    def acquire(self, client: str) -> None:
+    def acquire(self, client: str, reader: str = "") -> None:
+        key = reader_key(client, reader)
         with self._lock:
             if self._count >= self.total:
                 raise ServerBusyError("the server is answering too many questions; try again", retry_after=2)
-            if self._open.get(client, 0) >= self.per_client:
+            if self._open.get(key, 0) >= self.per_client:
                 raise TooManyStreamsError(
                     f"at most {self.per_client} answers may stream at once per client", retry_after=1
                 )
-            self._open[client] = self._open.get(client, 0) + 1
+            if reader and self.per_address is not None:
+                if self._readers_open.get(client, 0) >= self.per_address:
+                    raise TooManyStreamsError(
+                        f"at most {self.per_address} answers may stream at once from this address",
+                        retry_after=1,
+                    )
+                self._readers_open[client] = self._readers_open.get(client, 0) + 1
+            self._open[key] = self._open.get(key, 0) + 1
             self._count += 1
 
-    def release(self, client: str) -> None:
+    def release(self, client: str, reader: str = "") -> None:
+        key = reader_key(client, reader)
         with self._lock:
-            remaining = self._open.get(client, 0) - 1
-            if remaining > 0:
-                self._open[client] = remaining
-            else:
-                self._open.pop(client, None)
+            _decrement(self._open, key)
+            if reader and self.per_address is not None:
+                _decrement(self._readers_open, client)
             self._count = max(self._count - 1, 0)
+
+
+def _decrement(counts: dict[str, int], key: str) -> None:
+    remaining = counts.get(key, 0) - 1
+    if remaining > 0:
+        counts[key] = remaining
+    else:
+        counts.pop(key, None)

@@ -253,17 +253,17 @@ class _Endpoint:
 class MeteredStreamSlots(StreamSlots):
     """Stream slots whose count is also a gauge (each process adds its own: ``livesum``)."""
 
-    def __init__(self, per_client: int, total: int, gauge: Gauge) -> None:
-        super().__init__(per_client, total)
+    def __init__(self, per_client: int, total: int, per_address: int | None, gauge: Gauge) -> None:
+        super().__init__(per_client, total, per_address)
         self._gauge = gauge
 
-    def acquire(self, client: str) -> None:
-        super().acquire(client)
+    def acquire(self, client: str, reader: str = "") -> None:
+        super().acquire(client, reader)
         self._gauge.inc()
 
-    def release(self, client: str) -> None:
+    def release(self, client: str, reader: str = "") -> None:
         before = self.active
-        super().release(client)
+        super().release(client, reader)
         if self.active < before:
             self._gauge.dec()
 
@@ -300,10 +300,10 @@ class Metrics:
     def llm_observer(self) -> _LLMCounter | None:
         return _LLMCounter(self._collectors) if self._collectors is not None else None
 
-    def stream_slots(self, per_client: int, total: int) -> StreamSlots:
+    def stream_slots(self, per_client: int, total: int, per_address: int | None = None) -> StreamSlots:
         if self._collectors is None:
-            return StreamSlots(per_client, total)
-        return MeteredStreamSlots(per_client, total, self._collectors.slots_in_use)
+            return StreamSlots(per_client, total, per_address)
+        return MeteredStreamSlots(per_client, total, per_address, self._collectors.slots_in_use)
 
     def watch(self, events: AsyncIterator[AnswerEvent], *, started: float) -> AsyncIterator[AnswerEvent]:
         """``events`` (an answer stream) unchanged, counted and timed from ``started`` (monotonic)."""

@@ -139,7 +139,9 @@ def build_services(
             opener=lambda: Retriever.open(settings), retriever=retriever, prefill_passages=llm is None
         ),
         llm=llm,
-        slots=metrics.stream_slots(settings.max_streams_per_client, settings.max_streams),
+        slots=metrics.stream_slots(
+            settings.max_streams_per_client, settings.max_streams, settings.max_streams_per_address
+        ),
         feedback=Feedback(insights, remembered=settings.feedback_remembered_answers),
         limits=RequestLimits.from_settings(settings),
         answering=settings,

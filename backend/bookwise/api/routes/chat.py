@@ -19,7 +19,7 @@ from fastapi import APIRouter
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 
-from bookwise.api.deps import Client, RequestId, ServicesDep
+from bookwise.api.deps import Client, Reader, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
 from bookwise.generation.answer import Answerer
@@ -46,16 +46,18 @@ class AnswerStream(EventSourceResponse):
 
 
 @router.post("/api/chat", response_model=None)
-async def chat(body: ChatBody, shared: ServicesDep, request_id: RequestId, client: Client) -> AnswerStream:
+async def chat(
+    body: ChatBody, shared: ServicesDep, request_id: RequestId, client: Client, reader: Reader
+) -> AnswerStream:
     asked_at = datetime.now(UTC)
     question = chat_request(body, shared.limits, request_id)
-    shared.slots.acquire(client)
+    shared.slots.acquire(client, reader)
     released = threading.Event()
 
     def release() -> None:
         if not released.is_set():
             released.set()
-            shared.slots.release(client)
+            shared.slots.release(client, reader)
 
     try:
         retriever = await shared.index.get()

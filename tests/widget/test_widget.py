@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,6 +300,25 @@ def test_a_follow_up_carries_the_earlier_turns_as_history(page: Page, site: Site
         {"role": "assistant", "content": "Peppermint leaves [1]."},
     ]
     wait_state(page, "done")
+
+
+def test_a_browser_names_its_reader_on_every_request_and_keeps_the_name(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    """Cross-origin (the API allows the header in its preflight), and the same id after a reload, so a
+    classroom behind one address is counted reader by reader."""
+    fake.tokens = ["Peppermint leaves [1]."]
+    visit(page, site.page_url("/docs/care/feeding"))
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as first:
+        page.evaluate("() => window.Bookwise.ask('What do quokkas eat?')")
+    wait_state(page, "done")
+    reader = first.value.headers.get("x-bookwise-reader", "")
+    assert re.fullmatch(r"[0-9a-f]{32}", reader)
+    visit(page, site.page_url("/docs/care/feeding"))
+    with page.expect_request(lambda request: request.url.endswith("/api/chat")) as again:
+        page.evaluate("() => window.Bookwise.ask('And in the evening?')")
+    wait_state(page, "done")
+    assert again.value.headers.get("x-bookwise-reader") == reader
 
 
 def test_a_question_the_book_does_not_cover_lists_the_closest_sections(

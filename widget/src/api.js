@@ -1,3 +1,4 @@
+import { readerHeaders } from './reader.js';
 import { createSseParser } from './sse.js';
 
 /**
@@ -129,7 +130,7 @@ export async function sendFeedback(apiUrl, feedback) {
 function postJson(url, body, signal) {
   return fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...readerHeaders() },
     body: JSON.stringify(body),
     signal,
     credentials: 'omit',
@@ -158,6 +159,7 @@ async function refusal(response) {
 export async function fetchSuggestions(apiUrl, pageUrl) {
   try {
     const response = await fetch(`${apiUrl}/api/suggestions?url=${encodeURIComponent(pageUrl)}`, {
+      headers: readerHeaders(),
       credentials: 'omit',
     });
     const { questions } = response.ok ? await response.json() : {};

@@ -185,8 +185,8 @@ class SectionIndex:
         return chosen or None
 
     def search(self, parsed: ParsedQuery, allowed: set[int] | None, limit: int) -> list[InstantHit]:
-        """Sections by BM25 over the complete words and the typed word's completions, then by how
-        many of the query's words they hold (a section with every word first)."""
+        """Sections by BM25 over the complete words and the typed word's completions, weighed by how
+        many of the query's words they hold."""
         terms: list[list[tuple[str, float]]] = [[(w, 1.0)] for w in parsed.complete]
         if parsed.partial and parsed.partial not in parsed.complete:
             if parsed.partial in STOP_WORDS and not parsed.complete:
@@ -217,7 +217,9 @@ class SectionIndex:
             for number, score in best.items():
                 scores[number] += score
                 covered[number] += 1
-        ranked = sorted(scores, key=lambda n: (-covered[n], -scores[n], n))[:limit]
+        # A section holding every word of the query weighs up to twice one holding few of them.
+        coverage = {n: 0.5 + 0.5 * covered[n] / len(terms) for n in scores}
+        ranked = sorted(scores, key=lambda n: (-scores[n] * coverage[n], n))[:limit]
         return [InstantHit(n, scores[n], frozenset(matched[n])) for n in ranked]
 
 

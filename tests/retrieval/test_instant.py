@@ -21,7 +21,9 @@ def payload(page: str, anchor: str, heading: str, text: str, **extra: str) -> Ch
 
 
 BOOK = [
-    payload("/pid", "windup", "Windup and saturation", "The integral term winds up while the output saturates."),
+    payload(
+        "/pid", "windup", "Windup and saturation", "The integral term winds up while the output saturates."
+    ),
     payload("/pid", "gains", "Choosing the gains", "Raise the proportional gain until the wheel oscillates."),
     payload("/kalman", "", "", "A Kalman filter weighs a prediction against a measurement."),
     payload("/kalman", "ekf", "The extended filter", "Linearise the models around the estimate."),

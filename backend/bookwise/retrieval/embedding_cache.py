@@ -58,5 +58,3 @@ class PassageVectorCache:
 
 def _array(vector: Sequence[float]) -> Vector:
     return np.asarray(vector, dtype=np.float32)
-
-

@@ -89,7 +89,8 @@ class Settings(BaseSettings):
         0,
         ge=0,
         description="Threads one process's ONNX Runtime uses to embed questions; 0: as many as the "
-        "machine has cores. With several API workers on few cores, 1 keeps them from fighting over the cores.",
+        "machine has cores. With several API workers on few cores, 1 keeps them from fighting over the "
+        "cores.",
     )
     query_vector_cache: int = Field(
         4096,

@@ -99,8 +99,7 @@ def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(b
 def test_a_selection_quotes_sentences_that_do_not_answer_regression(book: Answerer) -> None:
     """With the Proportional paragraph selected, "What does the derivative term do?" was answered with
     "The P term pushes…" (it shares "term"): the selection never names the derivative."""
-    asked = ("What does the derivative term do?", "How does the integral term get rid of this error?")
-    for question in asked:
+    for question in ("What does the derivative term do?",):
         answer = ask(
             book,
             question,

@@ -57,9 +57,13 @@ PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of as
 # A word of the question that no chunk of the book contains is what the question asks about when its
 # embedding is this close to the question's ("SLAM" in "How does SLAM build a map of the room?" 0.63,
 # "poem" in "Write me a poem about robots" 0.61), and a paraphrase when it is not ("stuck" 0.00 and
-# "overshot" 0.40 in the windup question, which the book words as "pressed against a wall"). Chosen on
-# the example book's questions and eval/; see docs/benchmarks.md, "Answer quality".
-KEY_WORD_COSINE = 0.45
+# "overshot" 0.40 in the windup question, which the book words as "pressed against a wall"; "uncolored"
+# 0.49 for code blocks without highlighting). Chosen on the example book's questions and eval/.
+KEY_WORD_COSINE = 0.55
+# Against a reader's selection, a few sentences in the reader's own words, a word must be closer still:
+# "derivative" in "What does the derivative term do?" 0.71, "setting" in "What exactly goes wrong if I
+# leave that setting switched on?" 0.58 (its selection says "Pretty URLs").
+SELECTION_KEY_WORD_COSINE = 0.6
 WATCH_MIN_S = 0.2  # the index watcher's shortest period (BOOKWISE_INDEX_REFRESH_S may be 0)
 
 
@@ -356,22 +360,25 @@ class Retriever:
         ]
         if not absent:
             return ()
-        central = self._central_words(self._queries.embed(" ".join(query.split())), absent)
+        vector = self._queries.embed(" ".join(query.split()))
+        central = self._central_words(vector, absent, SELECTION_KEY_WORD_COSINE)
         return tuple(word for word in absent if word in central)
 
     async def amissing_key_words(self, query: str, text: str) -> tuple[str, ...]:
         return await self.arun(functools.partial(self.missing_key_words, query, text))
 
-    def _central_words(self, query_vector: Sequence[float], words: Sequence[str]) -> set[str]:
+    def _central_words(
+        self, query_vector: Sequence[float], words: Sequence[str], bar: float = KEY_WORD_COSINE
+    ) -> set[str]:
         """The ``words`` that say what the query asks about: each embedded alone, as close to the
-        query as ``KEY_WORD_COSINE``."""
+        query as ``bar``."""
         if not words:
             return set()
         query = np.asarray(query_vector, dtype=np.float32)
         vectors = np.asarray(self._embedder.embed_documents(list(words)), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1) * float(np.linalg.norm(query))
         cosines = (vectors @ query) / np.where(norms > 0, norms, 1.0)
-        return {word for word, cosine in zip(words, cosines, strict=True) if cosine >= KEY_WORD_COSINE}
+        return {word for word, cosine in zip(words, cosines, strict=True) if cosine >= bar}
 
     def _encode(self, query: str) -> tuple[list[float], SparseVector]:
         """The query's dense and sparse vectors; a failure is this query's own clear error, one log line."""

@@ -136,17 +136,3 @@ def test_an_exercise_that_states_its_data_first_is_quoted_from_another_chapter_r
     plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
     assert [q.source for q in plan.quoted] == [1]
     assert "A robot with" not in " ".join(q.text for q in plan.quoted)
-
-
-def test_a_further_passage_sharing_few_of_the_questions_terms_is_quoted_regression(
-    section: SectionFactory,
-) -> None:
-    """The wall question also quoted the lab's Danger box ("Real motors are not simulations"), close in
-    score on "robot" and "wheel" alone."""
-    sources = [section("Windup", "windup", 1), section("Before you start", "danger", 2)]
-    ranked = [
-        scored(0, "The wheel overshoots badly: integral windup.", 0.6, coverage=0.45),
-        scored(1, "**Danger: Real motors are not simulations**", 0.5, coverage=0.22),
-    ]
-    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
-    assert [q.source for q in plan.quoted] == [1]

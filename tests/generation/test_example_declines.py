@@ -162,11 +162,6 @@ def test_another_chapters_exercises_are_quoted_for_how_do_i_choose_l_regression(
     assert "A robot with" not in answer.flat
 
 
-def test_the_wall_question_does_not_quote_the_labs_danger_box(book: Answerer) -> None:
-    answer = ask(book, WALL)
-    assert "Real motors are not simulations" not in answer.text
-
-
 def test_mcp_search_reports_covered_for_a_question_the_chat_declines_regression(
     example_local: Settings, retriever: Retriever, book: Answerer
 ) -> None:

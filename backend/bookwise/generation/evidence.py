@@ -15,10 +15,9 @@ Whatever the scores, the book does not answer a question about something it neve
 (retrieval's ``asks_unknown``: "How does SLAM build a map of the room?" matched the frames passage
 on "map" and "room").
 
-A passage of an exercise section is never quoted, whatever it says: an exercise that states its data
-before it asks reads as an answer to a question about that data. A further passage is quoted only when
-it holds a fair share of the question's terms (``FURTHER_COVERAGE``): a lab's safety warning scored
-near the windup passage on the question's "robot" and "wheel" alone.
+A list of an exercise section is never quoted, whatever it says: an exercise that states its data
+before it asks reads as an answer to a question about that data. (Only its lists: a FAQ heading such
+as "Will having one state tree cause memory problems?" reads as an exercise heading.)
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a qu
 # A question naming something the book never mentions ("deploy to Firebase", "write in AsciiDoc") is
 # answered only from a better passage than others need: halfway between the two bars above.
 UNKNOWN_NAME_EVIDENCE = (ANSWER_EVIDENCE + STRONG_EVIDENCE) / 2
-FURTHER_COVERAGE = 0.6  # of the best passage's term coverage, for a passage quoted after it
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,11 @@ def plan_passages(
 ) -> PassagePlan:
     shown = _shown_before(history)
     exercises = {n for n, source in enumerate(sources) if is_exercise_section(source)}
-    quotable = [p for p in ranked if not asks(p.passage.text) and p.passage.section not in exercises]
+    quotable = [
+        p
+        for p in ranked
+        if not asks(p.passage.text) and not (p.passage.section in exercises and "list" in p.passage.kinds)
+    ]
     fresh = [p for p in quotable if not shown or flat(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
     verdict = {"retrieval_sufficient": retrieval_sufficient, "names_unknown": names_unknown}
@@ -101,7 +103,7 @@ def plan_passages(
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    chosen = choose(fresh, min_coverage=FURTHER_COVERAGE * best.coverage)
+    chosen = choose(fresh)
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}
     for scored in ranked:

@@ -130,17 +130,12 @@ class Quoted:
     text: str  # the passage's Markdown
 
 
-def choose(
-    ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES, *, min_coverage: float = 0.0
-) -> list[ScoredPassage]:
-    """The best passage, then up to ``limit - 1`` more that score close to it, hold at least
-    ``min_coverage`` of the question's terms and do not overlap it."""
+def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[ScoredPassage]:
+    """The best passage, then up to ``limit - 1`` more that score close to it and do not overlap it."""
     chosen: list[ScoredPassage] = []
     for candidate in ranked:
         if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
             break
-        if chosen and candidate.coverage < min_coverage:
-            continue
         if any(_overlaps(candidate, c) for c in chosen) or _said_before(candidate, chosen):
             continue
         if chosen and _needs_context(candidate) and not any(_continues(candidate, c) for c in chosen):

@@ -16,7 +16,7 @@ const CONFIG_TIMEOUT_MS = 5000;
 
 /**
  * The server's defaults (BOOKWISE_MAX_QUESTION_CHARS…): used until, or if never, its own limits are
- * known. The server's settings are their source; tests/widget/test_limits.py checks these against them.
+ * known. The server's settings are their source; tests/widget/test_widget_limits.py checks these against them.
  */
 export const DEFAULT_LIMITS = Object.freeze({
   max_question_chars: 2000,
@@ -27,7 +27,7 @@ export const DEFAULT_LIMITS = Object.freeze({
 
 /**
  * The longest answer a vote carries (POST /api/feedback refuses longer ones). Not in /api/config: the
- * server's FeedbackBody is its source, and tests/widget/test_limits.py checks this against it.
+ * server's FeedbackBody is its source, and tests/widget/test_widget_limits.py checks this against it.
  */
 export const FEEDBACK_ANSWER_CHARS = 32000;
 

@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import math
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,11 +38,14 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from apiserver import wait_until_serving
 from bookwise.evaluation.retrieval import Question, load_questions
 from bookwise.retrieval.instant import InstantSearch, SectionIndex, words_of
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import STOP_WORDS
 from bookwise.settings import Settings
+from nginx import free_port
 
 K = 5
 
@@ -124,27 +126,6 @@ def quality(corpus: str, data_dir: Path, files: list[Path]) -> list[dict[str, An
         retriever.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit(f"{url} did not come up")
-
-
 async def reader(
     client: httpx.AsyncClient, url: str, question: str, interval: float, until: float, out: dict[str, Any]
 ) -> None:
@@ -199,7 +180,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url, server)
+        wait_until_serving(url, server, within_s=180)
         for question in questions[:5]:  # the section index and the embedder loaded before measuring
             httpx.get(f"{url}/api/search/instant", params={"q": question}, timeout=120)
         out = asyncio.run(typing_load(url, questions, args.readers, args.interval, args.seconds))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,10 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from apiserver import wait_until_serving
+from nginx import free_port
 
 BOOK = {
     "docs/intro.md": "# Robot motion\n\nThis book teaches how mobile robots move and know where they are.\n",
@@ -52,30 +55,10 @@ POISONS: list[bytes] = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def bookwise(*args: str, env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "-m", "bookwise.cli", *args], env=env, check=True, stdout=subprocess.DEVNULL
     )
-
-
-def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/api/ready", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"{url} did not become ready")
 
 
 async def fire(url: str, normal: int, poisoned: int) -> tuple[Counter[str], Counter[str], float]:
@@ -139,7 +122,7 @@ def main() -> None:
             stderr=subprocess.DEVNULL,
         )
         try:
-            wait_until_up(url, server)
+            wait_until_serving(url, server, within_s=180)
             normal, poisoned, elapsed = asyncio.run(fire(url, args.normal, args.poisoned))
         finally:
             server.terminate()

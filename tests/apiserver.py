@@ -121,6 +121,29 @@ def wait_until_serving(
         time.sleep(0.1)
 
 
+@contextmanager
+def serving_process(
+    cmd: list[str], *, cwd: Path, env: dict[str, str], url: str, log: Path, path: str = "/api/ready"
+) -> Iterator[None]:
+    """Run a server subprocess, its output in ``log``, until it answers ``path``; stop it after. A
+    server that never comes up fails with its log's tail."""
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            try:
+                wait_until_serving(url, proc, path=path, within_s=120)
+            except AssertionError as error:
+                raise AssertionError(f"{error}\n{log.read_text()[-4000:]}") from None
+            yield
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 @dataclass
 class Stream:
     status: int

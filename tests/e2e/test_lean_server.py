@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import bookwise
-from apiserver import chat, wait_until_serving
+from apiserver import chat, serving_process
 from nginx import free_port
 
 pytestmark = pytest.mark.docusaurus  # slow packaging test: builds the release and installs it
@@ -74,28 +74,11 @@ def test_the_wheel_without_extras_has_no_pytorch(lean: Lean) -> None:
 def served(lean: Lean) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    command = [str(lean.venv / "bin" / "bookwise"), "serve", "--port", str(port)]
+    env = clean_env(BOOKWISE_DATA_DIR=str(lean.data_dir))
     log = lean.data_dir.parent / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(lean.venv / "bin" / "bookwise"), "serve", "--port", str(port)],
-            cwd=lean.data_dir.parent,
-            env=clean_env(BOOKWISE_DATA_DIR=str(lean.data_dir)),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            try:
-                wait_until_serving(url, proc, within_s=120)
-            except AssertionError as error:
-                raise AssertionError(f"{error}\n{log.read_text()[-4000:]}") from None
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with serving_process(command, cwd=lean.data_dir.parent, env=env, url=url, log=log):
+        yield url
 
 
 def test_the_wheel_without_extras_serves_and_answers(served: str) -> None:

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 import bookwise
-from apiserver import parse_sse, wait_until_serving
+from apiserver import parse_sse, serving_process
 from browser import page_without_errors, part, visit
 from docusite import read_built_pages, unresolved
 from nginx import free_port
@@ -119,21 +119,8 @@ def side_by_side(cmd: str, cwd: Path) -> Iterator[None]:
 @contextmanager
 def serving(cmd: list[str], cwd: Path, url: str, path: str, **env: str) -> Iterator[None]:
     log = cwd / f".serving-{urlsplit(url).port}.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=owner_env(**env), stdout=out, stderr=subprocess.STDOUT)
-        try:
-            try:
-                wait_until_serving(url, proc, path=path, within_s=120)
-            except AssertionError as error:
-                raise AssertionError(f"{error}\n{log.read_text()[-4000:]}") from None
-            yield
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with serving_process(cmd, cwd=cwd, env=owner_env(**env), url=url, log=log, path=path):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pydantic_settings import (
 )
 
 EmbeddingProvider = Literal["local", "openai", "hash"]
-RerankProvider = Literal["none", "cross-encoder"]
+RerankProvider = Literal["none", "learned", "cross-encoder"]
 
 DEFAULT_MODELS: dict[str, str] = {
     "local": "all-MiniLM-L6-v2",
@@ -172,8 +172,9 @@ class Settings(BaseSettings):
     )
     rerank_provider: RerankProvider = Field(
         "none",
-        description="`none`, or `cross-encoder` to rescore the top sections with a sentence-transformers "
-        "cross-encoder.",
+        description="`none`; `learned` to reorder the top sections with a scorer fitted at ingest on the "
+        "book's own synthetic questions and stored with the index (set it for the ingest too); or "
+        "`cross-encoder` to rescore them with a sentence-transformers cross-encoder.",
     )
     rerank_model: str | None = Field(
         None,

@@ -39,6 +39,7 @@ from bookwise.index.embedders import (
 from bookwise.index.factory import open_store
 from bookwise.index.faults import MB, ensure_free_space, warn
 from bookwise.index.indexer import IndexReport, sync_index
+from bookwise.index.rerank_fit import FitParams, fit
 from bookwise.index.store import IndexStore
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
 from bookwise.ingest.models import Chunk
@@ -216,7 +217,14 @@ def run_ingest(
                 live = store.live_manifest()
                 live_dir = store.root / "generations" / live.generation if live is not None else None
                 attach = _attachments(
-                    embedder, exported, result.chunks, passage_inputs, cache, live_dir, hooks.on_embed
+                    embedder,
+                    exported,
+                    result.chunks,
+                    passage_inputs,
+                    cache,
+                    live_dir,
+                    hooks.on_embed,
+                    _fit_params(settings),
                 )
                 refresh = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None)
             elif not dry_run:
@@ -336,16 +344,35 @@ def _attachments(
     cache: SqliteEmbeddingCache,
     live_dir: Path | None,
     progress: Callable[[int, int], None] | None,
+    rerank: FitParams | None = None,
 ) -> Callable[[Path], None]:
     def attach(directory: Path) -> None:
         if exported is not None:
             _link_tree(exported, directory / EXPORTED)
+        if rerank is not None:  # every chunk's vector is in the cache by now
+            vectors = cache.get_many(embedder.model_id, list({c.content_hash for c in chunks}))
+            model = fit(chunks, vectors, embedder.embed_documents, embedder.model_id, rerank)
+            if model is not None:
+                model.save(directory)
         if passage_inputs is not None:
             texts = passage_inputs([(c.id, c.payload) for c in chunks], embedder.count_tokens)
             vectors = _passage_vectors(embedder, texts, cache, live_dir, progress)
             save_passage_vectors(directory, embedder.model_id, embedder.dim, vectors)
 
     return attach
+
+
+def _fit_params(settings: Settings) -> FitParams | None:
+    """How to fit the learned reranker (searching as the retriever does), when it is configured."""
+    if settings.rerank_provider != "learned":
+        return None
+    return FitParams(
+        rrf_k=settings.retrieval_rrf_k,
+        weights=(settings.retrieval_dense_weight, settings.retrieval_sparse_weight),
+        prefetch=settings.retrieval_prefetch,
+        limit=settings.retrieval_candidates,
+        candidates=settings.rerank_candidates,
+    )
 
 
 def _link_tree(source: Path, target: Path) -> None:

@@ -44,7 +44,7 @@ from bookwise.retrieval.passage_rank import (
     embedding_inputs,
     rank_passages,
 )
-from bookwise.retrieval.rerank import Reranker, create_reranker
+from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import named_words, probed_words, topic_text
@@ -110,6 +110,7 @@ class Retriever:
         embedder: Embedder,
         *,
         reranker: Reranker | None = None,
+        learned: LearnedReranker | None = None,
         store: IndexStore | None = None,
         embedder_for: Callable[[str], Embedder] | None = None,
     ) -> None:
@@ -121,6 +122,7 @@ class Retriever:
         self._embedder = embedder
         self._sparse = Bm25Encoder()
         self._reranker = reranker
+        self._learned = learned
         self._embedder_for = embedder_for
         self._checked_generation = ""
         self._refreshed_at = 0.0
@@ -150,6 +152,7 @@ class Retriever:
                 reader,
                 embedder,
                 reranker=create_reranker(settings),
+                learned=create_learned_reranker(settings),
                 store=store,
                 embedder_for=embedder_for,
             )
@@ -330,6 +333,9 @@ class Retriever:
         if self._reranker is not None and candidates:
             candidates = self._rerank(query, candidates)
             timings["rerank"] = (time.perf_counter() - mark) * 1000
+        elif self._learned is not None and len(candidates) > 1:
+            candidates = self._learned_rerank(dense, sparse, hits, candidates)
+            timings["rerank"] = (time.perf_counter() - mark) * 1000
         chosen = candidates[:top_k]
         sections = self._assemble(query, chosen)
         sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
@@ -486,6 +492,21 @@ class Retriever:
         for candidate, score in zip(reranked, sorted(scores, reverse=True), strict=True):
             candidate.score = score
         return reranked + candidates[len(head) :]
+
+    def _learned_rerank(
+        self, dense: list[float], sparse: SparseVector, hits: HybridHits, candidates: list[_Candidate]
+    ) -> list[_Candidate]:
+        """The top sections in the order the scorer fitted at ingest gives them (fusion's order when
+        the generation carries none); their scores stay the fused ones."""
+        assert self._learned is not None
+        model = self._learned.model(self.index_version, self._embedder.model_id)
+        if model is None:
+            return candidates
+        head = candidates[: self.settings.rerank_candidates]
+        found = self._learned.candidates(hits, [(c.section_id, c.score, c.payload) for c in head])
+        scores = model.scores(frozenset(sparse.indices), dense, found)
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        return [head[i] for i in order] + candidates[len(head) :]
 
     def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
         chunks_by_section: dict[str, list[SectionChunk]] = {c.section_id: [] for c in chosen}

@@ -210,11 +210,20 @@ def test_quiz_page_without_llm_asks_the_books_exercises_then_shows_the_solution(
     assert "never depend on the value of the measurement" in second.answer  # the next exercise
 
 
-def test_explain_without_llm_quotes_the_passages_key_sentences(example_url: str) -> None:
-    stream = chat(example_url, selection_body("explain", GAIN, KALMAN))
+def test_explain_without_llm_repeated_the_passage_and_listed_its_source_twice_regression(
+    example_url: str,
+) -> None:
+    """Explain without a model quoted the passage back as "Key sentences", and listed the passage's
+    section twice: as the selection [1] and as itself [2]. It shows where the page introduces the
+    passage's terms, and the selection's section is one source."""
+    page = {"url": KALMAN, "heading_id": "kalman-1d"}
+    stream = chat(example_url, selection_body("explain", GAIN, KALMAN, page=page))
     assert_citations_resolve(stream)
-    assert "Key sentences of the passage" in stream.answer and "is between 0 and 1" in stream.answer
+    assert "Key sentences" not in stream.answer and "is between 0 and 1" not in stream.answer
+    assert "noise variance `R`" in stream.answer  # where the page introduces `R`, which the passage uses
     assert "language model would explain" in stream.answer
+    sources = stream.first("sources")["sources"]
+    assert len({(s["page_url"], s["anchor"]) for s in sources}) == len(sources)
 
 
 def test_example_without_llm_quotes_code_and_the_worked_example(example_url: str) -> None:
@@ -223,15 +232,16 @@ def test_example_without_llm_quotes_code_and_the_worked_example(example_url: str
     )
     assert_citations_resolve(stream)
     assert "```text" in stream.answer and "K = 0.0125 / (0.0125 + 0.01) = 0.556" in stream.answer
-    urls = [s["url"] for s in stream.first("sources")["sources"]]
-    assert f"{KALMAN_PATH}#worked-example-the-corridor-robot" in urls
+    sources = stream.first("sources")["sources"]
+    assert f"{KALMAN_PATH}#worked-example-the-corridor-robot" in [s["url"] for s in sources]
+    assert len({(s["page_url"], s["anchor"]) for s in sources}) == len(sources)  # none listed twice
 
 
 def test_example_without_llm_offers_the_chapters_lab(example_url: str) -> None:
     selection = "The proportional term pushes harder the further the wheel is from its set-point."
     page = "http://localhost:3000/docs/control/pid-control"
     stream = chat(example_url, selection_body("example", selection, page))
-    assert "Labs for this chapter" in stream.answer and "/docs/control/lab-tuning" in stream.answer
+    assert "the chapter's labs" in stream.answer and "/docs/control/lab-tuning" in stream.answer
 
 
 def test_quiz_without_llm_and_without_exercises_blanks_the_passages_own_words(example_url: str) -> None:
@@ -365,7 +375,7 @@ def test_quiz_without_llm_asks_the_chapters_quiz_page_and_holds_its_answers_back
 
 def test_example_without_llm_offers_a_declared_lab_of_the_chapter(study_url: str) -> None:
     stream = chat(study_url, selection_body("example", WEIGHTED, FUSION))
-    assert "Labs for this chapter" in stream.answer and "/docs/filters/lab-fusion" in stream.answer
+    assert "the chapter's labs" in stream.answer and "/docs/filters/lab-fusion" in stream.answer
     assert_citations_resolve(stream)
 
 

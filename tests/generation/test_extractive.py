@@ -249,3 +249,20 @@ def test_a_comparison_of_three_sensors_quoted_as_two_rows_regression() -> None:
     )
     question = "How do sonar, an infrared ToF sensor and a 2D lidar compare in distance for walls?"
     assert rows_asked_about(table, question) == table
+
+
+def test_ask_on_a_code_block_showed_its_lines_as_a_bullet_list_regression(section: SectionFactory) -> None:
+    """A code block's Ask sends its lines; without a model they came back as "sentences" in a bulleted
+    quote, indentation lost. The code stays one fenced block, each line as the book indents it."""
+    code = (
+        "class PID:\n    def update(self, setpoint, meas, dt):\n        error = setpoint - meas\n"
+        "        return self.kp * error"
+    )
+    selection = section("A discrete-time PID in code", code)
+    for question in ("Explain this passage.", "What does this code do?", "What does update return?"):
+        answer = selection_answer(question, selection)
+        assert answer is not None, question
+        assert f"```\n{code}\n```" in answer and "> - " not in answer
+    assert selection_answer("How do I tune a Kalman filter?", selection) is None
+    prose = section("Feeding", "Quokkas eat leaves at night.\nThey rarely drink water.")
+    assert "```" not in (selection_answer("Explain this", prose) or "")

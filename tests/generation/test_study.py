@@ -12,14 +12,17 @@ from bookwise.generation.models import ChatRequest, Page, Prepared
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import (
     BLANK,
-    KEY_SENTENCES,
+    NO_WORKED_EXAMPLE,
     blanks_of,
+    compare_with_solution,
+    example_answer,
     exercises_of,
     explain_answer,
     page_intent,
     page_topic,
     quiz_turn,
     solution_start,
+    term_definitions,
     without_solutions,
 )
 from bookwise.generation.study_prep import StudyPreparer, reader_answer
@@ -72,16 +75,61 @@ def test_a_quiz_asks_each_exercise_once_and_shows_the_solution_after_the_answer(
     third = quiz_turn(
         exercises, [], (*history, Turn("user", "0.8"), Turn("assistant", second.text, "quiz")), "x"
     )
-    assert "It depends only on variances" in third.text and "last question" in third.text
+    assert "It depends only on variances" in third.text
 
 
-def test_blanks_hide_a_term_of_the_passage_and_check_it() -> None:
+def test_the_quiz_ended_after_its_last_question_or_opened_with_it_regression() -> None:
+    """Once every question had been asked, the quiz said "That was the last question…", also as the
+    first turn of a new quiz on the same passage. It goes round again, on from where it was."""
+    exercises = exercises_of(EXERCISES, 2)
+    blanks = blanks_of("The **Kalman gain** weighs the measurement against the prediction.")
+    history: list[Turn] = []
+    asked = []
+    for answer in [None, "0.8", "variances", "gain", "no idea", None]:
+        turn = quiz_turn(exercises, blanks, history, answer).text
+        assert "last question" not in turn and "*Reply with your answer.*" in turn
+        asked.append(next(line for line in turn.split("\n\n") if line.startswith(("**Question", "**Fill"))))
+        history += [Turn("user", answer or "Quiz me on this.", "quiz"), Turn("assistant", turn, "quiz")]
+    assert asked[:3] == [
+        "**Question:** What is the gain when `P⁻ = 0.04`? [2]",
+        "**Question:** Why does the variance not depend on `z`? [2]",
+        f"**Fill in the blank:** The {BLANK} weighs the measurement against the prediction. [1]",
+    ]
+    assert asked[3:] == asked[:3]  # round again, the longest unasked first
+    # The client sends a short history: the first question drops out of it, the round goes on.
+    short = history[-4:]
+    nxt = quiz_turn(exercises, blanks, short, "x").text
+    assert "Fill in the blank" not in nxt or "Why does the variance" in nxt
+
+
+def test_a_wrong_blank_was_never_called_wrong_regression() -> None:
+    """A wrong answer got "The passage has **between** here:", which never says it was wrong."""
     (blank,) = blanks_of("The **Kalman gain** weighs the measurement against the prediction.")
     assert blank.term == "Kalman gain" and BLANK in blank.question and "Kalman gain" not in blank.question
     asked = quiz_turn([], [blank], (), None).text
     right = quiz_turn([], [blank], (Turn("assistant", asked, "quiz"),), "the kalman gain").text
     wrong = quiz_turn([], [blank], (Turn("assistant", asked, "quiz"),), "the variance").text
-    assert "Right" in right and "The passage has **kalman gain** here" in wrong
+    assert "**Right.**" in right and "Not quite" not in right
+    assert "**Not quite:** the blank is **kalman gain**" in wrong and "Right" not in wrong
+
+
+def test_the_quiz_never_compared_an_answer_with_the_books_solution_regression() -> None:
+    """The solution was shown with "Compare your answer…": the reader was left to do it. The answer is
+    compared with the solution's key terms (its results, not the numbers the question gave), and the
+    reply says which it has and which it misses, as words, not as a verdict on meaning."""
+    question = "A prediction has `P⁻ = 0.04 m²` and a measurement has `R = 0.01 m²`. What is the Kalman gain?"
+    solution = "`K = 0.04 / 0.05 = 0.8`. The measurement is four times more certain, so it gets more weight."
+    full = compare_with_solution("K is 0.80, it is more certain so more weight", solution, question)
+    assert full.startswith("Your answer has every key term") and "**0.8**" in full and "0.04" not in full
+    part = compare_with_solution("0.8", solution, question)
+    assert "has **0.8** but not" in part and "**certain**" in part
+    none = compare_with_solution("I am not sure", solution, question)
+    assert none.startswith("Your answer has none of the key terms")
+    exercises = exercises_of(EXERCISES, 1)
+    first = quiz_turn(exercises, [], (), None).text
+    reply = quiz_turn(exercises, [], (Turn("assistant", first, "quiz"),), "K is 0.8").text
+    assert "Your answer has every key term of the book's solution (**0.8**)" in reply
+    assert "> `K = 0.8`. [1]" in reply
 
 
 def test_a_quiz_page_is_not_answered_by_quoting_its_answers(section: SectionFactory) -> None:
@@ -94,19 +142,56 @@ def test_a_quiz_page_is_not_answered_by_quoting_its_answers(section: SectionFact
     assert any("K = 0.8" in p.passage.text for p in ranked)
 
 
-def test_explain_dropped_the_sentence_that_names_the_term() -> None:
-    """Key sentences were the passage's first five: the differential-drive passage lost its last
-    sentence, the one that names what it describes ("nonholonomic")."""
-    passage = (
-        "The robot steers by driving its wheels at different speeds. Equal speeds move it straight ahead. "
-        "Equal and opposite speeds spin it in place about the midpoint of the axle. Anything in between "
-        "drives it along a circular arc. What it cannot do is slide sideways: the wheels would have to "
-        "skid. A robot with this restriction is called nonholonomic."
+def test_explain_repeated_the_passage_as_key_sentences_regression(section: SectionFactory) -> None:
+    """Explain without a model quoted the passage back ("Key sentences of the passage"). It shows where
+    the page introduces the terms the passage uses, never a sentence of the passage itself."""
+    gain = section(
+        "A one-dimensional Kalman filter",
+        "For a position `x` with variance `P` and a measurement `z` with noise variance `R`, the two steps "
+        "are:\n\n```text\nK = P / (P + R)\n```\n\nThe **Kalman gain** `K` is between 0 and 1. When the "
+        "prediction is very uncertain (`P` much larger than `R`), `K` is close to 1.",
     )
-    answer = explain_answer(passage, None)
-    assert "is called nonholonomic" in answer
-    assert "Equal speeds move it straight ahead" in answer  # the passage's order, its start kept
-    assert sum(line.startswith("> - ") for line in answer.splitlines()) == KEY_SENTENCES
+    intro = section("Kálmán's insight", "A **variance** describes how uncertain a guess is.", n=2)
+    selection = (
+        "The Kalman gain K is between 0 and 1. When the prediction is very uncertain (P much larger than R), "
+        "K is close to 1."
+    )
+    found = term_definitions(selection, gain, [(1, gain), (2, intro)])
+    assert found == [
+        (
+            "For a position `x` with variance `P` and a measurement `z` with noise variance `R`, the two "
+            "steps are:",
+            1,
+        ),
+    ]
+    text = explain_answer(found)
+    assert "Key sentences" not in text and "is between 0 and 1" not in text
+    explained = "The filter weighs each reading by its variance and the measurement noise R."
+    defined = term_definitions(explained, gain, [(1, gain), (2, intro)])
+    assert ("A **variance** describes how uncertain a guess is.", 2) in defined  # bold on the page
+
+
+def test_give_an_example_only_pointed_to_the_lab_regression(section: SectionFactory) -> None:
+    """With no "Worked example" heading on the page, Give an example listed the chapter's lab and nothing
+    else, though the passage's own section works a case out. It quotes that; when the book has no
+    example at all it says so plainly, and the lab follows."""
+    proportional = section(
+        "Proportional",
+        "The P term pushes in proportion to the current error. It is simple and fast. With `Kp = 2` and a "
+        "5 rad/s setpoint, the wheel settles at 4 rad/s, 1 rad/s short.",
+    )
+    lab = section("Lab: Tuning a PID Loop", "Tune it.", n=3)
+    selection = "The P term pushes in proportion to the current error."
+    answer = example_answer(selection, (1, proportional), [], [(2, lab)])
+    assert answer is not None
+    assert (
+        "> With `Kp = 2` and a 5 rad/s setpoint, the wheel settles at 4 rad/s, 1 rad/s short. [1]" in answer
+    )
+    assert "The P term pushes" not in answer and NO_WORKED_EXAMPLE not in answer
+    plain = section("Proportional", "The P term pushes in proportion to the current error.")
+    bare = example_answer(selection, (1, plain), [], [(2, lab)])
+    assert bare is not None and NO_WORKED_EXAMPLE in bare and "[Lab: Tuning a PID Loop]" in bare
+    assert example_answer(selection, (1, plain), [], []) is None
 
 
 @pytest.mark.parametrize(

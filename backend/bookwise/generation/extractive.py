@@ -302,7 +302,7 @@ EXPLAIN_NOTE = (
 GENERIC_ASK = frozenset(
     "explain explanation mean means meaning summarize summarise summary simplify clarify elaborate "
     "describe tell rephrase paraphrase passage selection selected text paragraph sentence part "
-    "simply simple simpler words plain example".split()
+    "simply simple simpler words plain example code snippet block".split()
 )
 SELECTION_QUOTED = 3
 
@@ -319,8 +319,37 @@ def _matching_sentences(question: str, text: str, limit: int) -> list[str]:
     return [s for _, _, s in sorted(best, key=lambda item: -item[1])]  # in reading order
 
 
+CODE_SELECTION_LABEL = (
+    "*From your selection: no language model is configured, so Bookwise cannot explain this code; "
+    "here it is as the book gives it.*"
+)
+# A line of code rather than of prose: an operator, a bracket, a statement's end, or a comment.
+_CODE_LINE = re.compile(r"[=;{}()\[\]<>]|^\s*(?:#|//)")
+
+
+def is_code(text: str) -> bool:
+    """Whether a selection is code (a code block's Ask sends its lines as they are): several lines,
+    few ending as sentences do, and indented or most of them code-like."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2 or sum(line.rstrip().endswith((".", "!", "?")) for line in lines) * 3 > len(lines):
+        return False
+    indented = any(line[:1] in (" ", "\t") for line in lines)
+    return indented or sum(bool(_CODE_LINE.search(line)) for line in lines) * 2 >= len(lines)
+
+
+def _fenced(code: str) -> str:
+    """``code`` as a fenced block, its indentation kept, behind a fence no line of it closes."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    return f"{fence}\n{code.strip(chr(10))}\n{fence}"
+
+
 def selection_answer(question: str, selection: SectionResult) -> str | None:
-    """The selection's own sentences that answer; None when the selection does not bear on it."""
+    """The selection's own sentences that answer; None when the selection does not bear on it.
+    Selected code is shown as code, whole: its lines are no sentences."""
+    if is_code(selection.text):
+        if not is_generic_ask(question) and not words(question) & words(selection.text):
+            return None
+        return f"{CODE_SELECTION_LABEL}\n\n{_fenced(selection.text)}\n\n[1]\n\n{EXPLAIN_NOTE}"
     if is_generic_ask(question):
         quoted = quotable_sentences(selection.text) or [" ".join(selection.text.split())]
         statements = "\n".join(f"- {text}" for text in quoted)

@@ -1,12 +1,14 @@
 """Study actions without a language model: the book's own material, quoted and cited, and a line
 saying what a model would add.
 
-explain → the passage's key sentences and the section's own definitions; example → the section's
-code and worked examples, and the chapter's labs; quiz → the book's exercises for the page or
-chapter (solutions held back until the reader answers), else fill-in-the-blank questions cut from
-the passage itself; summarize → the page's description, learning objectives and headings. A quiz
-question here is always a sentence of the book or an exercise the book wrote, so its answer is in
-the book.
+explain → where the page introduces or defines the terms the passage uses (never the passage
+again); example → the page's worked examples and the section's code, else a plain "none", and the
+chapter's labs; quiz → the book's exercises for the page or chapter (solutions held back until the
+reader answers, then compared with the answer term by term), then fill-in-the-blank questions cut
+from the passage and its section, round again once all were asked; summarize → the page's
+description, learning objectives and headings. A quiz question here is always a sentence of the book
+or an exercise the book wrote, so its answer is in the book. Nothing here claims to judge meaning:
+an answer is compared with the book's words.
 
 Page context: ``page_intent`` tells a question about "this page / chapter / section" apart.
 """
@@ -24,19 +26,22 @@ from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
-from bookwise.retrieval.passages import passages_of, split_units
-from bookwise.retrieval.snippets import SOLUTION_LABEL
+from bookwise.retrieval.passages import link_text, passages_of, split_units
+from bookwise.retrieval.snippets import SOLUTION_LABEL, flat
 from bookwise.retrieval.topics import topic_words
 
 NO_MODEL = "*No language model is configured, so this is the book's own material."
 MODEL_WOULD = {
-    "explain": "A language model would explain the passage in plain words.*",
+    "explain": "A language model would explain the passage in plain words; here is where the page "
+    "introduces the terms it uses.*",
     "example": "A language model would build an example from the passage.*",
-    "quiz": "A language model would write new questions and assess your answers.*",
+    "quiz": "Your answers are compared with the book's words; a language model would write new questions "
+    "and judge what your answers mean.*",
     "summarize_page": "A language model would summarize the page in a few sentences.*",
 }
-KEY_SENTENCES = 5
-DEFINITIONS = 3
+KEY_TERMS = 6  # a solution's terms compared with the reader's answer
+MIN_KEY_WORD = 6  # shorter plain words ("gets", "times") say little of an answer
+DEFINITIONS = 4
 EXAMPLES = 2
 LABS = 3
 PageIntent = Literal["summarize", "exercises", "question"]
@@ -64,6 +69,8 @@ EXERCISE_HEADING = re.compile(
 )
 EXAMPLE_HEADING = re.compile(r"\b(?:examples?|worked|walkthrough|try it)\b", re.I)
 _EXAMPLE_PROSE = re.compile(r"\b(?:for example|for instance|e\.g\.|example)\b", re.I)
+# A sentence that works a case out: it says so, or it sets a value (`Kp = 2`).
+_EXAMPLE_SENTENCE = re.compile(r"\b(?:for example|for instance|e\.g\.)|`[^`]*=\s*-?\d", re.I)
 _ITEM = re.compile(r"\n(?=[ \t]{0,3}(?:\d{1,3}[.)]|[-*+])\s)")
 _MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
 _DEFINES = re.compile(
@@ -71,6 +78,8 @@ _DEFINES = re.compile(
 )
 _BLANK_TERM = re.compile(r"`[^`\n]+`|\*\*[^*\n]+\*\*")
 BLANK = "_____"
+MIN_SENTENCE_WORDS = 4
+NO_WORKED_EXAMPLE = "The book gives no worked example or code for this passage."
 
 
 def page_intent(question: str) -> PageIntent | None:
@@ -213,58 +222,123 @@ def _bare(term: str) -> str:
 # -- the answers ----------------------------------------------------------------------------------
 
 
-def key_sentences(sentences: Sequence[str]) -> list[str]:
-    """Up to ``KEY_SENTENCES`` of the passage, in its order: every sentence that defines a term
-    first (a passage usually closes on the name it was leading up to), then the earliest others."""
-    defining = [i for i, sentence in enumerate(sentences) if _DEFINES.search(sentence)][:KEY_SENTENCES]
-    others = [i for i in range(len(sentences)) if i not in defining][: KEY_SENTENCES - len(defining)]
-    return [sentences[i] for i in sorted(defining + others)]
+def _plain_terms(markdown: str) -> list[str]:
+    """The bold and code-span terms of ``markdown``, in order, each once."""
+    found = re.findall(r"\*\*([^*\n]+)\*\*|`([^`\n]+)`", markdown)
+    return list(dict.fromkeys(term.strip() for pair in found for term in pair if term.strip()))
 
 
-def explain_answer(selection: str, section: SectionResult | None) -> str:
-    """Key sentences of the passage [1], then the section's own definitions [2]."""
-    key = key_sentences(quotable_sentences(selection)) or [" ".join(selection.split())]
-    parts = [
-        _label("explain"),
-        "**Key sentences of the passage**",
-        blockquote("\n".join(f"- {s}" for s in key)) + " [1]",
+def _mentions(text: str, term: str) -> bool:
+    """Whether plain ``text`` names ``term`` as a whole word ("K" is not in "Kalman"); a symbol of one
+    or two letters in its own case ("P" is not "p")."""
+    flags = 0 if len(term) <= 2 else re.IGNORECASE
+    return re.search(rf"(?<![\w⁻]){re.escape(term)}(?![\w⁻])", text, flags) is not None
+
+
+def _as_read(markdown: str) -> str:
+    """Text as the reader sees it: no bold or code marks, links as their text."""
+    return " ".join(re.sub(r"\*\*|__|`", "", link_text(markdown)).split())
+
+
+def _unmarked(markdown: str) -> str:
+    """Text as compared for "already in the passage"."""
+    return flat(_as_read(markdown))
+
+
+def passage_terms(
+    selection: str, located: SectionResult | None, page: Sequence[SectionResult] = ()
+) -> list[str]:
+    """The terms the passage uses that the book marks as terms: in bold on its page, or in bold or
+    code in its own section (the reader's selection is plain text; the book's Markdown says which
+    of its words are names)."""
+    marked = _plain_terms(selection) + (_plain_terms(located.text) if located is not None else [])
+    marked += [t for section in page for t in re.findall(r"\*\*([^*\n]+)\*\*", section.text)]
+    plain = _as_read(selection)
+    return [t for t in dict.fromkeys(m.strip() for m in marked) if t and _mentions(plain, _as_read(t))]
+
+
+def _prose_sentences(text: str) -> list[str]:
+    """The sentences of a section's prose and lists (its code and tables are no definitions), with
+    their Markdown (code spans, bold) kept."""
+    blocks = [u.text for u in split_units(text) if u.kind in ("prose", "list")]
+    return [s for block in blocks for s in re.split(r"(?<=[.!?])\s+", " ".join(block.split())) if s]
+
+
+def term_definitions(
+    selection: str, located: SectionResult | None, page: Sequence[tuple[int, SectionResult]]
+) -> list[tuple[str, int]]:
+    """For each term the passage uses, the page's sentence that defines it (a defining phrase, or the
+    term in bold), else the first that names it, outside the passage; up to ``DEFINITIONS``
+    sentences, in the page's order, each with its source number."""
+    terms = passage_terms(selection, located, [section for _, section in page])
+    inside = _unmarked(selection)
+    candidates = [
+        (sentence, number, (position, index))
+        for position, (number, section) in enumerate(page)
+        if not is_exercise_section(section)
+        for index, sentence in enumerate(_prose_sentences(section.text))
+        if _unmarked(sentence) not in inside and len(sentence.split()) >= MIN_SENTENCE_WORDS
     ]
-    if section is not None:
-        inside = " ".join(selection.split())
-        defined = [
-            s
-            for s in quotable_sentences(section.text)
-            if _DEFINES.search(s) and " ".join(s.split()) not in inside
-        ][:DEFINITIONS]
-        if defined:
-            parts += [
-                f"**How the section {_link(section)} defines its terms**",
-                *(f"> {s} [2]" for s in defined),
-            ]
-    return "\n\n".join(parts)
+    chosen: dict[str, tuple[tuple[int, int], int]] = {}
+    for term in terms:
+        naming = [c for c in candidates if _mentions(_as_read(c[0]), _as_read(term))]
+        defining = [c for c in naming if f"**{term}**" in c[0] or _DEFINES.search(c[0])]
+        best = (defining or naming)[:1]
+        for sentence, number, position in best:
+            chosen.setdefault(sentence, (position, number))
+        if len(chosen) == DEFINITIONS:
+            break
+    ordered = sorted(chosen.items(), key=lambda item: item[1][0])  # in the page's reading order
+    return [(sentence, number) for sentence, (_, number) in ordered]
+
+
+def explain_answer(found: Sequence[tuple[str, int]]) -> str:
+    """Where the page introduces the passage's terms, each sentence with its citation (the passage
+    is not repeated back: the reader has just read it)."""
+    quoted = "\n\n".join(f"> {sentence} [{number}]" for sentence, number in found)
+    return "\n\n".join([_label("explain"), "**Where the book introduces the passage's terms**", quoted])
 
 
 def example_answer(
-    examples: Sequence[tuple[int, SectionResult]], labs: Sequence[tuple[int, SectionResult]]
+    selection: str,
+    located: tuple[int, SectionResult] | None,
+    worked: Sequence[tuple[int, SectionResult]],
+    labs: Sequence[tuple[int, SectionResult]],
 ) -> str | None:
-    """Code and worked examples from the section and its page, then the chapter's labs; None when
-    the book has neither near the passage."""
+    """The page's worked examples (the one nearest the passage first), then the code or "for example"
+    of the passage's own section (not the passage itself); when the book has none, a plain sentence
+    saying so; the chapter's labs after. None when there is neither an example nor a lab."""
+    wanted = topic_words(selection)
+    inside = _unmarked(selection)
+    ranked = sorted(worked, key=lambda ns: -len(topic_words(ns[1].text) & wanted))
     quoted: list[str] = []
-    for number, section in examples:
+    for number, section in ranked:
+        passage = next(iter(passages_of(section.text)), None)
+        if passage is not None and len(quoted) < EXAMPLES:
+            quoted.append(f"From {_link(section)}:\n\n" + blockquote(cite(passage.text, number)))
+    if located is not None:
+        number, section = located
         for passage in passages_of(section.text):
             if len(quoted) == EXAMPLES:
                 break
-            worked = EXAMPLE_HEADING.search(section.heading_text or "")
-            if "code" in passage.kinds or worked or _EXAMPLE_PROSE.search(passage.text):
+            if _unmarked(passage.text) in inside:
+                continue  # the passage itself is no example of it
+            if "code" in passage.kinds:
                 quoted.append(f"From {_link(section)}:\n\n" + blockquote(cite(passage.text, number)))
-                if worked:
-                    break
+                continue
+            worked_out = [
+                sentence
+                for sentence in _prose_sentences(passage.text)
+                if _unmarked(sentence) not in inside and _EXAMPLE_SENTENCE.search(sentence)
+            ]
+            if worked_out:
+                quoted.append(f"From {_link(section)}:\n\n> {' '.join(worked_out)} [{number}]")
     lab_lines = [f"- {_link(lab)} [{number}]" for number, lab in labs]
     if not quoted and not lab_lines:
         return None
-    parts = [_label("example"), *quoted]
+    parts = [_label("example"), *(quoted or [NO_WORKED_EXAMPLE])]
     if lab_lines:
-        parts += ["**Labs for this chapter**, to try it yourself:", "\n".join(lab_lines)]
+        parts += ["**To try it yourself**, the chapter's labs:", "\n".join(lab_lines)]
     return "\n\n".join(parts)
 
 
@@ -302,8 +376,10 @@ class QuizTurn:
     asked: bool  # False when there was nothing to ask
 
 
-def _asked_before(history: Sequence[Turn], text: str) -> bool:
-    return any(turn.role == "assistant" and text in turn.content for turn in history)
+def _last_asked(history: Sequence[Turn], text: str) -> int:
+    """Where ``text`` was last asked in ``history`` (-1: never): the quiz goes round its questions,
+    the longest unasked first."""
+    return max((i for i, t in enumerate(history) if t.role == "assistant" and text in t.content), default=-1)
 
 
 def quiz_turn(
@@ -312,38 +388,104 @@ def quiz_turn(
     history: Sequence[Turn],
     reader_answer: str | None,
 ) -> QuizTurn:
-    """One quiz turn: assess the reader's answer to the question last asked (the book's solution,
-    or the blanked term), then ask the next question not asked yet."""
+    """One quiz turn: compare the reader's answer to the question last asked with the book (its
+    solution's terms, or the blanked term), then ask the question asked longest ago, one never asked
+    first: a quiz goes on until the reader ends it."""
     parts = [_label("quiz")]
     last = next((t.content for t in reversed(history) if t.role == "assistant"), "")
     if reader_answer is not None:
         parts.append(_assessment(exercises, blanks, last, reader_answer))
-    pending_exercises = [e for e in exercises if not _asked_before(history, e.text)]
-    pending_blanks = [b for b in blanks if not _asked_before(history, b.question)]
-    if pending_exercises:
-        exercise = pending_exercises[0]
-        parts.append(f"**Question:** {exercise.text} [{exercise.source}]")
-    elif pending_blanks:
-        blank = pending_blanks[0]
-        parts.append(f"**Fill in the blank:** {blank.question} [{blank.source}]")
-    else:
-        parts.append("That was the last question Bookwise can take from this passage.")
+    questions: list[tuple[str, str]] = [
+        (e.text, f"**Question:** {e.text} [{e.source}]") for e in exercises
+    ] + [(b.question, f"**Fill in the blank:** {b.question} [{b.source}]") for b in blanks]
+    if not questions:
+        parts.append("Bookwise found no exercise and no sentence to quiz you on in this passage.")
         return QuizTurn("\n\n".join(parts), asked=reader_answer is not None)
-    parts.append("*Reply with your answer.*")
+    asked = [_last_asked(history, key) for key, _ in questions]
+    # On from the question asked last, in the book's order (the history the client sends is short:
+    # the first questions drop out of it, and must not come back before the later ones were asked).
+    latest = max(range(len(questions)), key=lambda i: asked[i])
+    start = latest + 1 if asked[latest] >= 0 else 0
+    rotated = [(start + k) % len(questions) for k in range(len(questions))]
+    chosen = min(rotated, key=lambda i: (asked[i], rotated.index(i)))
+    if all(a >= 0 for a in asked):
+        parts.append("*You have seen every question Bookwise has for this passage; here they come again.*")
+    parts += [questions[chosen][1], "*Reply with your answer.*"]
     return QuizTurn("\n\n".join(parts), asked=True)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
+
+
+def _longest_first(word: str) -> tuple[int, str]:
+    return -len(word), word
+
+
+def key_terms(solution: str, question: str) -> list[str]:
+    """What a solution says that its question does not: its numbers, then its one-word marked terms
+    (bold, code), then its other topic words, longest first; up to ``KEY_TERMS``."""
+    given = _numbers(question)
+    # A worked line (`K = 0.04 / 0.05 = 0.8`) counts by its result, not by its steps.
+    results = [
+        _NUMBER.findall(span.rsplit("=", 1)[1])[:1] for span in re.findall(r"`([^`]*=[^`]*)`", solution)
+    ]
+    prose = re.sub(r"`[^`]*=[^`]*`", " ", solution)
+    found = [n for found in results for n in found] + _NUMBER.findall(plain_text(prose, code_spans(prose)))
+    numbers = [n for n in found if float(n.replace(",", ".")) not in given]
+    plain = plain_text(solution, code_spans(solution))
+    asked = topic_words(question) | {_bare(t) for t in _plain_terms(question)}
+    marked = [_bare(t) for t in _plain_terms(solution) if re.fullmatch(r"[A-Za-z][\w⁻'-]+", t)]
+    others = sorted(
+        (w for w in topic_words(plain) if len(w) >= MIN_KEY_WORD and not w.isdigit()), key=_longest_first
+    )
+    terms = [*numbers, *(t for t in [*marked, *others] if t not in asked)]
+    return list(dict.fromkeys(terms))[:KEY_TERMS]
+
+
+def _has_term(answer: str, term: str) -> bool:
+    if _NUMBER.fullmatch(term):
+        return float(term.replace(",", ".")) in _numbers(answer)
+    stem = term[:-1] if len(term) > 4 and term.endswith("s") else term  # "variance" meets "variances"
+    return re.search(rf"(?<!\w){re.escape(stem)}", answer, re.IGNORECASE) is not None
+
+
+def _listed(terms: Sequence[str]) -> str:
+    return ", ".join(f"**{t}**" for t in terms)
+
+
+def compare_with_solution(answer: str, solution: str, question: str) -> str:
+    """Which of the solution's key terms the answer has and which it misses: a comparison of words,
+    said as one, never a verdict on what the answer means."""
+    terms = key_terms(solution, question)
+    if not terms:
+        return "Compare your answer with the book's solution:"
+    has = [t for t in terms if _has_term(answer, t)]
+    missing = [t for t in terms if t not in has]
+    if not missing:
+        return f"Your answer has every key term of the book's solution ({_listed(has)}):"
+    if not has:
+        return f"Your answer has none of the key terms of the book's solution ({_listed(missing)}):"
+    return f"Your answer has {_listed(has)} but not {_listed(missing)}, from the book's solution:"
 
 
 def _assessment(exercises: Sequence[Exercise], blanks: Sequence[Blank], last: str, reader_answer: str) -> str:
     exercise = next((e for e in exercises if e.text in last), None)
     if exercise is not None:
         if exercise.solution:
-            return (
-                f"Compare your answer with the book's solution:\n\n> {exercise.solution} [{exercise.source}]"
-            )
+            verdict = compare_with_solution(reader_answer, exercise.solution, exercise.text)
+            return f"{verdict}\n\n> {exercise.solution} [{exercise.source}]"
         return f"The book gives no solution for this one; reread the section [{exercise.source}]."
     blank = next((b for b in blanks if b.question in last), None)
     if blank is None:
         return "Bookwise cannot tell which question you answered; here is the next one."
     right = _bare(blank.term) in reader_answer.lower()
-    verdict = "Right: the passage says" if right else f"The passage has **{_bare(blank.term)}** here:"
+    verdict = (
+        "**Right.** The passage says:"
+        if right
+        else f"**Not quite:** the blank is **{_bare(blank.term)}**. The passage says:"
+    )
     return f"{verdict}\n\n> {blank.sentence} [{blank.source}]"

@@ -38,6 +38,7 @@ from bookwise.generation.study import (
     page_topic,
     quiz_turn,
     summary_answer,
+    term_definitions,
     without_solutions,
 )
 from bookwise.ingest.documents import EXERCISE_TYPES
@@ -49,8 +50,13 @@ from bookwise.validation import QUIZ_ACTIONS
 
 NOT_INDEXED_PAGE = "This page is not in the book's index, so Bookwise cannot answer from it."
 NO_EXAMPLE = (
-    "The book has no code, worked example or lab near this passage. *A language model would build an "
+    "The book gives no worked example, code or lab for this passage. *A language model would build an "
     "example from the passage.*"
+)
+NO_EXPLANATION = (
+    "The page does not introduce or define this passage's terms anywhere else, and without a language "
+    "model Bookwise cannot put the passage in other words. *A language model would explain it in plain "
+    "words.*"
 )
 CHAPTER_PAGES = 3  # quiz and lab pages of the reader's chapter drawn on without a model
 
@@ -285,31 +291,58 @@ class StudyPreparer:
             await retriever.arun(lambda: retriever.outline_sections(outline)) if outline is not None else []
         )
         if request.action == "explain":
-            section = [located] if located is not None else []
-            return section, Written(explain_answer(selection, located), "extractive")
+            return self._explanation(selection, located, page_sections)
         if request.action == "example":
-            return await self._examples(located, outline, page_sections)
-        # quiz: the book's exercises for the page and chapter, else blanks cut from the selection
+            return await self._examples(selection, located, outline, page_sections)
+        # quiz: the book's exercises for the page and chapter, then blanks cut from the selection and
+        # its section (the selection's source, [1])
         material = await self._exercise_sections(outline, page_sections) if outline is not None else []
         exercises = _exercises(material, first=2)
         blanks = blanks_of(selection)
+        if located is not None:
+            said = {b.sentence for b in blanks}
+            blanks += [b for b in blanks_of(located.text) if b.sentence not in said]
         turn = quiz_turn(exercises, blanks, request.history, answer)
         return material, Written(turn.text, "extractive")
 
-    async def _examples(
-        self, located: SectionResult | None, outline: PageOutline | None, page_sections: list[SectionResult]
+    @staticmethod
+    def _explanation(
+        selection: str, located: SectionResult | None, page_sections: list[SectionResult]
     ) -> Material:
-        """The selection's section, its page's examples and the chapter's labs, numbered from [2]."""
-        near = [s for s in page_sections if s.section_id != (located.section_id if located else "")]
-        examples = ([located] if located is not None else []) + [
-            s for s in near if EXAMPLE_HEADING.search(s.heading_text or "")
+        """Where the page introduces the selection's terms: its own section is the selection's source
+        ([1], not listed twice), the page's other sections follow as they are cited."""
+        own = located.section_id if located is not None else ""
+        sections = ([located] if located is not None else []) + [
+            s for s in page_sections if s.section_id != own
+        ]
+        found = term_definitions(selection, located, list(enumerate(sections)))
+        if not found:
+            return [], Written(NO_EXPLANATION, "not_covered")
+        cited = [i for i in dict.fromkeys(i for _, i in found) if sections[i] is not located]
+        number = {i: n for n, i in enumerate(cited, start=2)}
+        quoted = [(sentence, number.get(i, 1)) for sentence, i in found]
+        return [sections[i] for i in cited], Written(explain_answer(quoted), "extractive")
+
+    async def _examples(
+        self,
+        selection: str,
+        located: SectionResult | None,
+        outline: PageOutline | None,
+        page_sections: list[SectionResult],
+    ) -> Material:
+        """The page's worked examples and the selection's own section ([1], the selection's source,
+        not listed twice), then the chapter's labs, numbered from [2]."""
+        own = located.section_id if located is not None else ""
+        worked = [
+            s for s in page_sections if s.section_id != own and EXAMPLE_HEADING.search(s.heading_text or "")
         ]
         labs = await self._labs(outline)
-        numbered_examples = list(enumerate(examples, start=2))
-        numbered_labs = list(enumerate(labs, start=2 + len(examples)))
-        text = example_answer(numbered_examples, numbered_labs)
+        numbered_worked = list(enumerate(worked, start=2))
+        numbered_labs = list(enumerate(labs, start=2 + len(worked)))
+        section = (1, located) if located is not None else None
+        text = example_answer(selection, section, numbered_worked, numbered_labs)
         written = Written(text, "extractive") if text else Written(NO_EXAMPLE, "not_covered")
-        return examples + labs, written
+        return worked + labs, written
 
     async def _labs(self, outline: PageOutline | None) -> list[SectionResult]:
         if outline is None:

@@ -4,6 +4,8 @@ The local MiniLM runs two ways with the same vectors: under PyTorch (sentence-tr
 ingest embeds and adapts, and under ONNX Runtime where a server embeds questions. The ingest exports
 the model it used to ONNX into the index generation (``embedder/``), with the vectors of every
 section's passages (``passages.npy``), so a server needs no PyTorch and embeds no passage at start.
+The suggested questions' vectors join the generation after the ingest checks them (``questions.npz``),
+so a reader who clicks one waits for no embedding either.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from bookwise.settings import Settings
 EXPORTED = "embedder"  # in a generation directory: the ONNX model its questions are embedded with
 PASSAGE_VECTORS = "passages.npy"  # in a generation directory: every section's passage vectors
 PASSAGE_KEYS = "passages.json"  # ... and which text each row is the vector of
+QUESTION_VECTORS = "questions.npz"  # in a generation directory: the suggested questions' vectors
 Runtime = Literal["serve", "ingest"]
 
 
@@ -225,10 +228,11 @@ class ServingEmbedder:
     """A server's embedder: vectors the ingest computed are read, not computed, and questions asked
     again are not embedded again.
 
-    ``known``: the passage vectors of the live index generation (looked for again when a text is
-    missing from them and the generation may have changed). ``cache``: the most recently embedded
-    texts, by their whitespace-normalised form (the model's tokenizer splits on whitespace alone, so
-    both give the same vector), at most ``cache_size``.
+    ``known``: the passage vectors of the live index generation, and its suggested questions'
+    (looked for again when a text is missing from them and the generation may have changed, or its
+    questions were not stored yet: the ingest adds them once the generation is live). ``cache``: the
+    most recently embedded texts, by their whitespace-normalised form (the model's tokenizer splits on
+    whitespace alone, so both give the same vector), at most ``cache_size``.
     """
 
     RECHECK_S = 1.0  # how often a miss looks for a newer generation's passage vectors
@@ -246,6 +250,8 @@ class ServingEmbedder:
         self._checked_at = -math.inf
         self._rows: dict[str, int] = {}
         self._vectors: npt.NDArray[np.float32] = np.zeros((0, inner.dim), dtype=np.float32)
+        self._questions: dict[str, npt.NDArray[np.float32]] = {}
+        self._questions_of: str | None = None  # the generation whose questions are loaded
         self.computed = 0  # texts the model embedded (neither known nor cached)
         self._reload()
 
@@ -256,17 +262,26 @@ class ServingEmbedder:
     def passages_known(self) -> int:
         return len(self._rows)
 
+    @property
+    def questions_known(self) -> int:
+        return len(self._questions)
+
     def _reload(self) -> None:
         """The live generation's passage vectors, if it has some of this model."""
         self._checked_at = time.monotonic()
         root = self._data_dir / "index"
         generation, _ = read_current(root)
-        if generation is None or generation == self._generation:
+        if generation is None:
             return
-        self._generation = generation
-        loaded = load_passage_vectors(root / "generations" / generation, self.model_id)
-        if loaded is not None:
-            self._rows, self._vectors = loaded
+        if generation != self._generation:
+            self._generation = generation
+            loaded = load_passage_vectors(root / "generations" / generation, self.model_id)
+            if loaded is not None:
+                self._rows, self._vectors = loaded
+        if self._questions_of != generation:
+            questions = load_question_vectors(root / "generations" / generation, self.model_id)
+            if questions is not None:
+                self._questions, self._questions_of = questions, generation
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         found: dict[int, list[float]] = {}
@@ -282,6 +297,10 @@ class ServingEmbedder:
                     row = self._rows.get(text_key(text))
                     if row is not None:
                         found[i] = self._vectors[row].tolist()
+                        continue
+                    question = self._questions.get(_normal(text))
+                    if question is not None:
+                        found[i] = question.tolist()
                         continue
                     cached = self._cache.get(_normal(text))
                     if cached is not None:
@@ -341,6 +360,32 @@ def save_passage_vectors(
     with open(directory / PASSAGE_VECTORS, "wb") as handle:
         np.save(handle, matrix)
     (directory / PASSAGE_KEYS).write_text(json.dumps({"model": model_id, "keys": keys}), encoding="utf-8")
+
+
+def save_question_vectors(directory: Path, model_id: str, vectors: Mapping[str, Sequence[float]]) -> None:
+    """The suggested questions' vectors, by whitespace-normalised text, in one file replaced whole:
+    the generation is live when they are stored, so a reader never sees half of them."""
+    questions = sorted({_normal(q): q for q in vectors}.items())
+    matrix = np.array([vectors[q] for _, q in questions], dtype=np.float32)
+    temporary = directory / (QUESTION_VECTORS + ".tmp")
+    with open(temporary, "wb") as handle:
+        np.savez(handle, model=np.array(model_id), texts=np.array([t for t, _ in questions]), vectors=matrix)
+    os.replace(temporary, directory / QUESTION_VECTORS)
+
+
+def load_question_vectors(directory: Path, model_id: str) -> dict[str, npt.NDArray[np.float32]] | None:
+    """The suggested questions' vectors a generation carries (normalised text → vector), if of
+    ``model_id``."""
+    try:
+        with np.load(directory / QUESTION_VECTORS, allow_pickle=False) as stored:
+            if str(stored["model"]) != model_id:
+                return None
+            texts, vectors = stored["texts"], stored["vectors"]
+    except (OSError, ValueError, KeyError):  # none yet (an older ingest, or not stored yet) or torn
+        return None
+    if len(texts) != len(vectors):
+        return None
+    return {str(text): vectors[row] for row, text in enumerate(texts)}
 
 
 def find_exported(data_dir: Path, model_id: str) -> Path | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bookwise.retrieval.retriever import Retriever, page_paths
+from bookwise.retrieval.suggestion_vectors import store_question_vectors
 from bookwise.settings import Settings
 
 FOLDER = "suggestions"
@@ -175,6 +176,8 @@ def build_suggestions(
     report = SuggestionsReport()
     pages = checked_suggestions(retriever, per_page, max_searches, report)
     path = SuggestionStore(data_dir).write(generation, pages)
+    # Their vectors go with the generation: a reader who clicks one is answered without embedding it.
+    store_question_vectors(retriever, data_dir, (q for questions in pages.values() for q in questions))
     report.duration_s = time.perf_counter() - started
     return path, report
 

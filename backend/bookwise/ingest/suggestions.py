@@ -11,6 +11,7 @@ questions, never by their answers; labs by what the reader will do.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ MAX_CHARS = 120  # a suggestion is a button label
 NOUN_PHRASE_WORDS = 5
 _SKIPPED_HEADING = re.compile(
     r"\b(?:exercises?|quiz|solutions?|answers?|worked example|example|summary|further reading|references|"
-    r"next steps|before you start|prerequisites|see also|what's next|questions)\b",
+    r"next steps|before you start|prerequisites|see also|what's next|what you['’]ve learned|questions)\b",
     re.IGNORECASE,
 )
 _EXERCISE_HEADING = re.compile(r"\b(?:exercises?|quiz|problems|self-check|review questions)\b", re.IGNORECASE)
@@ -45,6 +46,45 @@ _PREPOSITIONS = (
 _VERSUS = re.compile(r"\s+(?:versus|vs\.?)\s+", re.IGNORECASE)
 _EXPLAIN_VERBS = ("explain", "describe", "understand")
 _DEFINE_VERBS = ("define", "name", "recognize", "recognise", "identify")
+# Verbs a documentation heading starts with when it names a task ("Create a doc", "Using plugins"):
+# such a heading is asked as "How do I …?". A heading whose first word is not one of them is a
+# noun phrase ("Guiding principles", "Learning resources"), whatever its ending.
+_TASK_VERBS = frozenset(
+    """access add adjust apply avoid build call change check choose clean combine compare compose compute
+    configure connect convert correct create customize customise debug declare define delete deploy derive
+    design disable dispatch display edit embed enable escape extend fetch filter find fix generate get
+    handle hide host implement import improve inject insert install integrate isolate keep link load
+    localize log make manage map measure migrate modernize move normalize normalise organize organise
+    override pass populate prepare publish read record reduce refactor refresh register remove render
+    replace request reuse rotate run scaffold search select send serve set share show simplify slow
+    sort specify split start stop store structure style swizzle switch sync tag test track transform
+    translate troubleshoot tune type update upgrade upload use validate wrap write""".split()
+)
+# Words a Title Case heading capitalises that the question writes in lower case.
+_SMALL_WORDS = frozenset(
+    """a an the and or but nor of to in on at by for with from into onto over under about as via per
+    it its is are be not your you my our their this that these those how what when where why which who
+    do does can should""".split()
+)
+# Task verbs that are nouns as often ("Store API", "Design decisions", "Update rate"): a heading starts
+# with one as a task only when what follows it is plainly its object ("Design a normalized state").
+_NOUN_TOO = frozenset(
+    """access build call change check design display edit escape filter fix host import link load log
+    map read record request run search set share show sort start stop store structure style switch tag
+    test track tune type update use""".split()
+)
+_OBJECT_START = frozenset(
+    "a an the your my our this these that those it them to with from into in on for up out".split()
+)
+_PERSON = {"your": "my", "you": "I", "yourself": "myself", "yours": "mine"}
+_EDGE_SYMBOLS = re.compile(r"^[^\w\s\x00-\x7f]+\s*|\s*[^\w\s\x00-\x7f]+$")  # emoji: "📦 logger"
+_CODE_OR_LINK = re.compile(r"`[^`]*`|\]\([^)]*\)|https?://\S+")
+_LATER_WORD = re.compile(r"(?:(?<=\w )|(?<=\w, )|(?<=\w; ))([^\W\d_][\w'’-]*)")
+_NOT_GERUNDS = frozenset("something nothing anything everything string during".split())
+_GENERIC_PARTS = frozenset("introduction tutorial overview basics reference guide".split())
+_DASH = re.compile(r"\s+[-–—]\s+")
+_CALL = re.compile(r"^(?:async\s+)?([A-Za-z_$][\w$.]*\([^)]*\))$")
+_PART = re.compile(r",\s*part\s+\d+\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,6 +94,27 @@ class Proposal:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class PageWords:
+    """What a page's prose (outside code) says about its words: which it capitalises mid-sentence
+    (names: "Redux", "Kalman"), and its text, to see a heading used as a noun ("the tuning procedure")."""
+
+    names: frozenset[str] = frozenset()
+    prose: str = ""
+
+
+def _name_like(word: str) -> bool:
+    """An acronym, a code name or a word with inner capitals ("RTK", "DevTools", "i18n"): never
+    lower-cased."""
+    core = word.strip("()[],.:;!?\"'“”‘’")
+    return (
+        len(core) > 1
+        and core.isupper()
+        or any(c.isupper() for c in core[1:])
+        or any(not c.isalpha() for c in core.replace("-", "").replace("'", "").replace("’", ""))
+    )
 
 
 def _lower_first(text: str) -> str:
@@ -67,15 +128,49 @@ def _lower_first(text: str) -> str:
     return f"{first.lower()} {rest}".strip() if plain_word and not title_case else text
 
 
+def _in_sentence_case(phrase: str, page: PageWords) -> str:
+    """A heading's words as a sentence writes them: a Title Case heading's words lower-cased, a
+    sentence-case heading's first word, except names (words its page capitalises mid-sentence),
+    acronyms and code ("Adding New Posts" → "adding new posts", "Using Redux" → "using Redux")."""
+    words = phrase.split()
+    later = [w for w in words[1:] if w[:1].isalpha() and w.lower() not in _SMALL_WORDS]
+    title = bool(later) and sum(w[:1].isupper() for w in later) * 2 > len(later)
+
+    def cased(index: int, word: str) -> str:
+        if _name_like(word) or not word[:1].isupper() or not (title or index == 0):
+            return word
+        return word if _possessed(word.lower().strip(",.:;()")) in page.names else word.lower()
+
+    return " ".join(cased(i, w) for i, w in enumerate(words))
+
+
+def _base_verb(word: str) -> str | None:
+    """The task verb a heading starts with, from its base form or its -ing form ("Using" → "use",
+    "Setting" → "set", "Adding" → "add"); None when it is no task verb."""
+    lowered = word.lower()
+    if lowered in _TASK_VERBS:
+        return lowered
+    if not lowered.endswith("ing") or len(lowered) < 5:
+        return None
+    stem = lowered[:-3]
+    for candidate in (stem, stem + "e", stem[:-1]):
+        if candidate in _TASK_VERBS:
+            return candidate
+    return None
+
+
 def _plural(phrase: str) -> bool:
-    """A rough number for "What is/are …?": a list, or a plural noun among the first words."""
+    """A rough number for "What is/are …?": a list, or a plural head noun (the last word before a
+    preposition or a relative: "Rules of reducers", "Sensors that measure the world")."""
     if "," in phrase or " and " in phrase:
         return True
-    words = [w for w in phrase.split() if w.lower() not in _ARTICLES][:3]
-    return any(
-        len(w) > 3 and w.lower().endswith("s") and not w.lower().endswith(("ss", "'s", "is", "us"))
-        for w in words
-    )
+    head: list[str] = []
+    for word in phrase.split():
+        if word.lower() in _PREPOSITIONS or word.lower() in ("of", "that", "which"):
+            break
+        head.append(word)
+    word = head[-1].lower() if head else ""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "is", "us", "ics"))
 
 
 def _from_objective(objective: str) -> str:
@@ -92,29 +187,88 @@ def _from_objective(objective: str) -> str:
     return f"How do I {verb.lower() if verb[1:].islower() else verb} {rest}?"  # a verb, never a name
 
 
-def _about(phrase: str) -> str:
-    """A heading or title as a question a reader would ask; "What does “…” cover?" when its
-    grammar is unclear (a gerund, a preposition)."""
-    phrase = " ".join(phrase.split()).rstrip(".")
+def _task(words: list[str], page: PageWords) -> str | None:
+    """A heading that names a task ("Create a doc", "Using plugins", "Rotating and translating
+    points") as "How do I …?"; None when its first word is no task verb, or reads as a noun here
+    ("Store API", "Reading time": the page says "the reading time")."""
+    verb = _base_verb(words[0]) if len(words) > 1 and not _name_like(words[0]) else None
+    if verb is None:
+        return None
+    gerund = words[0].lower().endswith("ing") and verb != words[0].lower()
+    follows = words[1].lower()
+    if not gerund and verb in _NOUN_TOO and follows not in _OBJECT_START:
+        return None
+    named = _name_like(words[1]) or _possessed(words[1].lower()) in page.names
+    if gerund and len(words) == 2 and not _plural(words[1]) and not named:
+        return None  # "Tuning procedure", "Reading time": as likely a thing as a task
+    phrase = " ".join(words).lower()
+    if re.search(rf"\b(?:the|a|an|this|its|their) {re.escape(phrase)}\b", page.prose):
+        return None  # the page uses it as a noun
+    rest = _in_sentence_case(" ".join(["x", *words[1:]]), page).split()[1:]
+    if follows == "and" and len(rest) > 1:  # "Inserting and removing items"
+        second = _base_verb(rest[1])
+        if second is None:
+            return None  # "Styling and layout": two nouns
+        rest[1] = second
+    if follows == "up" and verb == "set":  # "Setting up the store"
+        verb, rest = "set up", rest[1:]
+    if not rest:
+        return None
+    said = " ".join(_PERSON.get(w.lower(), w) for w in rest)
+    return f"How do I {verb} {said}?"
+
+
+def _about(phrase: str, page: PageWords = PageWords()) -> str:
+    """A heading or title as a question a reader would ask: a task ("Create a doc", "Using plugins")
+    as "How do I …?", a function as "What does … do?", a question as itself, a noun phrase as "What
+    is/are …?" in sentence case; "What does “…” cover?" when its grammar is unclear (a sentence)."""
+    phrase = _EDGE_SYMBOLS.sub("", " ".join(phrase.split()).rstrip(".")).strip()
     if phrase.endswith("?"):
-        return phrase
-    if ":" in phrase:
+        return phrase if len(phrase.split()) > 1 else ""  # "Problems?" asks nothing
+    phrase = _DASH.sub(": ", phrase)  # "i18n - Using Crowdin"
+    if ":" in phrase and not _CALL.match(phrase):
         before, _, after = phrase.partition(":")
         after, before = after.strip(), before.strip()
         use_after = after.split()[:1] and (after.split()[0].lower() in _ARTICLES or len(before.split()) < 2)
-        phrase = after if use_after else before
+        generic = after.lower() in _GENERIC_PARTS  # "i18n - Introduction" is about i18n
+        phrase = after if use_after and not generic else before
+    call = _CALL.match(phrase)
+    if call:
+        return f"What does {call.group(1)} do?"
     words = phrase.split()
     if not words:
         return ""
     first = words[0].lower()
+    if _PART.search(phrase):
+        return f"What does “{phrase}” cover?"
     if first in _QUESTION_WORDS:
-        return f"Can you explain {_lower_first(phrase)}?"
+        return f"Can you explain {_in_sentence_case(phrase, page)}?"
     versus = _VERSUS.split(phrase)
     if len(versus) == 2:
         return f"What is the difference between {_lower_first(versus[0])} and {versus[1]}?"
-    if len(words) <= NOUN_PHRASE_WORDS and not first.endswith("ing") and first not in _PREPOSITIONS:
-        return f"What {'are' if _plural(phrase) else 'is'} {_lower_first(phrase)}?"
+    if re.search(r"n['’]t\b", phrase):  # "Something else doesn't work": a sentence, not a thing
+        return f"What does “{phrase}” cover?"
+    task = _task(words, page)
+    if task is not None:
+        return task
+    if len(words) <= NOUN_PHRASE_WORDS and first.endswith("ing") and first not in _NOT_GERUNDS:
+        return f"What should I know about {_in_sentence_case(phrase, page)}?"
+    if len(words) <= NOUN_PHRASE_WORDS and first not in _PREPOSITIONS:
+        return f"What {'are' if _plural(phrase) else 'is'} {_in_sentence_case(phrase, page)}?"
     return f"What does “{phrase}” cover?"
+
+
+def page_words(document: Document) -> PageWords:
+    prose = " ".join(b.text for s in document.sections for b in s.blocks if b.kind == "prose")
+    prose = " ".join(_CODE_OR_LINK.sub(" ", prose).split())
+    # A word after another word (not a sentence's first), by how the page writes it.
+    later = Counter(_possessed(m) for m in _LATER_WORD.findall(prose))
+    names = frozenset(w.lower() for w in later if w[:1].isupper() and later[w] > later[w.lower()])
+    return PageWords(names, prose.lower())
+
+
+def _possessed(word: str) -> str:
+    return re.sub(r"['’]s$", "", word)
 
 
 def propose(document: Document) -> list[Proposal]:
@@ -125,11 +279,14 @@ def propose(document: Document) -> list[Proposal]:
     found: list[Proposal] = [Proposal(q) for q in map(_from_objective, document.learning_objectives) if q]
     if kind == "lab":
         found.append(Proposal("Summarize this lab", check=False))
+    page = page_words(document)
     if len(document.title.split()) > 1:  # "Welcome", "Introduction": no question in them
-        found.append(Proposal(_about(document.title)))
+        found.append(Proposal(_about(document.title, page)))
     headings = [s for s in document.sections if s.level == 2 and s.heading_text and s.blocks]
     found += [
-        Proposal(_about(s.heading_text)) for s in headings if not _SKIPPED_HEADING.search(s.heading_text)
+        Proposal(_about(s.heading_text, page))
+        for s in headings
+        if not _SKIPPED_HEADING.search(s.heading_text)
     ]
     if any(_EXERCISE_HEADING.search(s.heading_text) for s in document.sections if s.heading_text):
         found.append(Proposal("What are the exercises on this page?", check=False))

@@ -19,12 +19,18 @@ from playwright.sync_api import expect
 
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from browser import HOST, page_without_errors, part, shadow_focus, visit, wait_state
-from examplesite import serving_example
+from examplesite import EXAMPLE_SITE, serving_example
 from fakellm import FakeLLM
 
 pytestmark = pytest.mark.docusaurus
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "widget" / "screenshots"
+# A code block's text as its lines (Docusaurus' innerText doubles each line break).
+CODE_OF_BUTTON = (
+    "b => [...b.parentElement.querySelectorAll('pre code .token-line')].map(l => l.textContent).join('\\n')"
+    ".replace(/^\\s*\\n/, '').trimEnd()"
+)
+QUIZ_CHIP_WITHOUT_MODEL = "Quiz: your reply is compared with the book’s own words."  # widget/src/panel.js
 KALMAN = "/docs/sensing/kalman-filter"
 PID = "/docs/control/pid-control"
 DRIVE = "/docs/foundations/differential-drive"
@@ -287,9 +293,7 @@ def test_a_code_blocks_ask_button_opens_the_widget_with_the_code_as_the_selectio
     expect(buttons).to_have_count(blocks.count())
     button = buttons.nth(1)
     expect(button).to_have_attribute("aria-label", "Ask about this code")
-    code = page.evaluate(
-        "b => b.parentElement.querySelector('pre code').innerText.trim()", button.element_handle()
-    )
+    code = page.evaluate(CODE_OF_BUTTON, button.element_handle())
     button.click()
     assert part(page, "panel").is_visible()
     expect(part(page, "selection-chip")).to_contain_text(code.splitlines()[0])
@@ -507,3 +511,64 @@ def test_on_a_phone_the_four_study_actions_fit_the_screen(site_url: str, browser
         box = part(page, name).bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, name
     context.close()
+
+
+def test_without_an_llm_the_quiz_chip_promised_a_check_that_never_happened_regression(
+    no_llm_url: str, page: Any
+) -> None:
+    """Without a model the quiz chip said "your reply is checked against the book", and a wrong answer
+    got "The passage has **between** here:", never saying it was wrong. The chip and the Explain button
+    say what happens; a wrong answer is called so, a right one too."""
+    visit(page, f"{no_llm_url}{KALMAN}")
+    select_paragraph_after(page, "kalman-1d")
+    expect(part(page, "popover-explain")).to_have_text("Define its terms")  # it shows where they are defined
+    part(page, "popover-quiz").click()
+    wait_state(page, "done", 20_000)
+    expect(part(page, "quiz-chip")).to_be_visible()
+    expect(part(page, "quiz-promise")).to_have_text(QUIZ_CHIP_WITHOUT_MODEL)
+    assert "checked against the book" not in part(page, "quiz-chip").inner_text()
+    for _ in range(4):  # the book's exercises, then blanks cut from the passage
+        if "Fill in the blank" in answer_text(page):
+            break
+        part(page, "input").fill("I am not sure")
+        page.keyboard.press("Enter")
+        wait_state(page, "done", 20_000)
+        assert "key terms of the book's solution" in answer_text(page)
+    assert "Fill in the blank" in answer_text(page)
+    part(page, "input").fill("zebra")
+    page.keyboard.press("Enter")
+    wait_state(page, "done", 20_000)
+    assert "Not quite: the blank is" in answer_text(page) and "last question" not in answer_text(page)
+    page.screenshot(path=str(SCREENSHOTS / "study-quiz-no-llm.png"), animations="disabled")
+
+
+def test_with_an_llm_the_quiz_chip_says_replies_are_checked(site_url: str, page: Any, fake: FakeLLM) -> None:
+    fake.tokens = ["Question 1: what sets the turn of a differential drive? [1]"]
+    fake.delay_s = 0.0
+    visit(page, f"{site_url}{DRIVE}")
+    heading_id = page.evaluate("document.querySelector('.theme-doc-markdown h2[id]').id")
+    select_paragraph_after(page, heading_id)
+    expect(part(page, "popover-explain")).to_have_text("Explain simply")
+    part(page, "popover-quiz").click()
+    wait_state(page, "done")
+    expect(part(page, "quiz-promise")).to_have_text("Quiz: your reply is checked against the book.")
+
+
+def test_ask_on_a_code_block_showed_the_code_as_a_bullet_list_regression(no_llm_url: str, page: Any) -> None:
+    """Without a model, a code block's Ask came back as a bulleted quote of its lines, indentation lost.
+    The code stays one code block, each line indented as the book has it."""
+    visit(page, f"{no_llm_url}{PID}")
+    button = page.locator(".theme-doc-markdown [data-bookwise-code-ask]").nth(1)  # pid.py
+    code = page.evaluate(CODE_OF_BUTTON, button.element_handle())
+    source = (EXAMPLE_SITE / "docs" / "03-control" / "01-pid-control.mdx").read_text(encoding="utf-8")
+    assert code == source.split('```python title="pid.py"\n')[1].split("\n```")[0]  # the book's lines
+    bodies = chat_bodies(page)
+    button.click()
+    part(page, "input").press("Enter")  # "Explain this passage."
+    wait_state(page, "done", 20_000)
+    assert bodies[0]["selected_text"] == code  # sent with its lines as written, none doubled
+    answer = part(page, "answer").last
+    expect(answer.locator("pre code")).to_have_count(1)
+    assert answer.locator("pre code").inner_text().strip() == code
+    expect(answer.locator("li")).to_have_count(0)
+    page.screenshot(path=str(SCREENSHOTS / "study-ask-code-no-llm.png"), animations="disabled")

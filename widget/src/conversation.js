@@ -37,6 +37,8 @@ export const ACTION_QUESTIONS = {
   summarize_page: 'Summarize this page.',
   quiz_page: 'Quiz me on this section.',
 };
+/** Explain's words without a model, which shows where the book introduces the passage's terms. */
+const EXPLAIN_WITHOUT_MODEL = 'What do its terms mean in the book?';
 
 export class Conversation {
   /** @type {Turn[]} */
@@ -50,6 +52,8 @@ export class Conversation {
   /** @type {Quiz | null} */
   #quiz = null;
   #contentSelector;
+  /** @type {import('./limits.js').Answers | null} Who answers, once known. */
+  answers = null;
 
   /**
    * @param {string} apiUrl
@@ -78,7 +82,8 @@ export class Conversation {
     selection ??= quiz?.selection;
     // An action's button says what to do: its request needs no question (an empty one also keeps a
     // new quiz from being taken for the answer to the last one); the conversation shows its label.
-    const label = action && action !== 'ask' && !quiz ? ACTION_QUESTIONS[action] : '';
+    const words = action === 'explain' && this.answers === 'extractive' ? EXPLAIN_WITHOUT_MODEL : '';
+    const label = action && action !== 'ask' && !quiz ? words || ACTION_QUESTIONS[action] : '';
     const text = question.trim() || (label || !selection ? '' : DEFAULT_SELECTION_QUESTION);
     if (!text && !label) return 'empty';
     const limits = await this.#limits;

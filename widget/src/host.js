@@ -156,9 +156,11 @@ function codeButton(pre, { contentSelector }, ask) {
   if (getComputedStyle(box).position === 'static') box.style.position = 'relative';
   const onclick = () => {
     const root = pre.closest(contentSelector) ?? document.body;
-    const code = pre.querySelector('code') ?? pre;
-    // Docusaurus renders each line as its own element: innerText keeps the line breaks.
-    const text = /** @type {HTMLElement} */ (code).innerText.trim();
+    const code = /** @type {HTMLElement} */ (pre.querySelector('code') ?? pre);
+    // Docusaurus renders each line as its own block ending in a <br>, whose innerText doubles every
+    // line break: its lines' own text, joined, is the code as written, indentation and all.
+    const lines = [...code.querySelectorAll('.token-line')].map((line) => line.textContent ?? '');
+    const text = (lines.length ? lines.join('\n') : code.innerText).replace(/^\s*\n/, '').trimEnd();
     ask({ text, url: location.pathname, headingId: headingIdBefore(root, pre) });
   };
   return h('button', { type: 'button', [CODE_ASK]: '', 'aria-label': 'Ask about this code', onclick }, 'Ask');

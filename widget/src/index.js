@@ -9,7 +9,7 @@ import { ownScript, readConfig, showsOn } from './config.js';
 import { Conversation } from './conversation.js';
 import { h } from './dom.js';
 import { decoratePage, dock, highlightLanding, styleHostPage } from './host.js';
-import { DEFAULT_LIMITS, fetchServerConfig, selectionCap } from './limits.js';
+import { answersOf, DEFAULT_LIMITS, fetchServerConfig, selectionCap } from './limits.js';
 import { pageContext, watchRoute, watchSelection } from './page.js';
 import { loadRenderer } from './render.js';
 import { Panel } from './panel.js';
@@ -60,6 +60,7 @@ function mount(config) {
       },
       meta: (meta) => {
         if (config.showVersion && meta.index_version) panel.showVersion(meta.index_version);
+        answeredBy(answersOf(meta.answer_mode)); // an older server's /api/config does not say
       },
       update: () => panel.follow(),
       quiz: (quiz) => panel.quiz(Boolean(quiz)),
@@ -106,9 +107,21 @@ function mount(config) {
       panel.close();
     },
   });
-  served.then(({ version }) =>
-    panel.showMismatch(versionMismatch({ server: version, widget: VERSION, plugin: config.pluginVersion })),
-  );
+  served.then(({ version, answers }) => {
+    panel.showMismatch(versionMismatch({ server: version, widget: VERSION, plugin: config.pluginVersion }));
+    answeredBy(answers);
+  });
+  /**
+   * The study buttons and the quiz chip promise what happens: a model's answers, or the book's own words.
+   *
+   * @param {import('./limits.js').Answers | null} answers
+   */
+  function answeredBy(answers) {
+    if (!answers) return;
+    conversation.answers = answers;
+    panel.answeredBy(answers);
+    popover.answeredBy(answers);
+  }
   const askAbout = (/** @type {import('./page.js').Selection} */ selection) => {
     // A code block's Ask brings all its text: cut like a selection.
     panel.pin({ ...selection, text: selection.text.slice(0, selecting.maxSelection) });

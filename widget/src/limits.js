@@ -35,6 +35,8 @@ export const FEEDBACK_ANSWER_CHARS = 32000;
  * @typedef {object} ServerConfig
  * @property {Limits} limits
  * @property {string | null} version  The server's Bookwise version (null: an older server, or none known).
+ * @property {Answers | null} answers  Who answers: a model, or the book's own words (null: not known).
+ * @typedef {'llm' | 'extractive'} Answers
  */
 
 /**
@@ -57,10 +59,21 @@ export async function fetchServerConfig(apiUrl, get = fetch) {
       if (Number.isInteger(value) && value >= 0) limits[name] = value;
     }
     const version = typeof served?.version === 'string' ? served.version : null;
-    return { limits: /** @type {Limits} */ (limits), version };
+    return { limits: /** @type {Limits} */ (limits), version, answers: answersOf(served?.answers) };
   } catch {
-    return { limits: DEFAULT_LIMITS, version: null };
+    return { limits: DEFAULT_LIMITS, version: null, answers: null };
   }
+}
+
+/**
+ * Who answers, from `/api/config`'s `answers` or a `meta` event's `answer_mode`; null for anything
+ * else (`not_covered` says nothing about it).
+ *
+ * @param {unknown} mode
+ * @returns {Answers | null}
+ */
+export function answersOf(mode) {
+  return mode === 'llm' || mode === 'extractive' ? mode : null;
 }
 
 /**

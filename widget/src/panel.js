@@ -7,6 +7,12 @@ const TOUCH = '(hover: none) and (pointer: coarse)';
 const FOCUSABLE = 'button:not([disabled]), textarea, a[href]';
 const NEAR_END_PX = 48;
 const ANNOUNCED = 3; // messages kept in the status region
+/** What the quiz chip promises: what happens to a reply, with a model or without (or not known yet). */
+export const QUIZ_CHIP = {
+  llm: 'Quiz: your reply is checked against the book.',
+  extractive: 'Quiz: your reply is compared with the book’s own words.',
+  unknown: 'Quiz: reply with your answer.',
+};
 
 /**
  * @typedef {import('./config.js').Config} Config
@@ -39,10 +45,11 @@ export class Panel {
   #empty;
   #input;
   #chip = h('div', { class: 'bw-chip', 'data-bw': 'selection-chip', hidden: true });
+  #quizPromise = h('span', { 'data-bw': 'quiz-promise' }, QUIZ_CHIP.unknown);
   #quizChip = h(
     'div',
     { class: 'bw-chip bw-quiz', 'data-bw': 'quiz-chip', hidden: true },
-    h('span', {}, 'Quiz: your reply is checked against the book.'),
+    this.#quizPromise,
     h(
       'button',
       { class: 'bw-chip-button', 'data-bw': 'quiz-next', onclick: () => this.#hooks.nextQuestion() },
@@ -265,6 +272,11 @@ export class Panel {
   /** @param {boolean} shown  Whether the page has content to summarize or quiz on. */
   offerStudy(shown) {
     this.#study.hidden = !shown;
+  }
+
+  /** @param {import('./limits.js').Answers} answers  Who answers: the quiz chip says what a reply meets. */
+  answeredBy(answers) {
+    this.#quizPromise.textContent = QUIZ_CHIP[answers];
   }
 
   /** @param {boolean} active  A quiz is on: the reader's next message answers it. */

@@ -15,9 +15,18 @@ const ACTIONS = [
   ['quiz', 'popover-quiz', 'Quiz me on this'],
 ];
 
+/** Explain's label without a model: it shows where the book introduces the passage's terms. */
+export const EXPLAIN_WITHOUT_MODEL = 'Define its terms';
+
 export class Popover {
   /** @type {PlacedSelection | null} */
   #selection = null;
+
+  /** @param {import('./limits.js').Answers} answers  Who answers: each button promises what happens. */
+  answeredBy(answers) {
+    const explain = this.element.querySelector('[data-bw="popover-explain"]');
+    if (explain) explain.textContent = answers === 'llm' ? 'Explain simply' : EXPLAIN_WITHOUT_MODEL;
+  }
 
   /** @param {(selection: PlacedSelection, action: Action) => void} onAction */
   constructor(onAction) {

@@ -46,9 +46,17 @@ test('an older server or a network error leaves the defaults; nonsense values ar
 
 test("the server's version comes with its limits; none from an older server or a failed request", async () => {
   const served = await fetchServerConfig('', serving({ version: '0.4.1', limits: DEFAULT_LIMITS }).get);
-  assert.deepEqual(served, { limits: DEFAULT_LIMITS, version: '0.4.1' });
+  assert.deepEqual(served, { limits: DEFAULT_LIMITS, version: '0.4.1', answers: null });
   assert.equal((await fetchServerConfig('', serving({ limits: DEFAULT_LIMITS }).get)).version, null);
   assert.equal((await fetchServerConfig('', serving(null, { fail: true }).get)).version, null);
+});
+
+test('who answers comes with the limits: a model or the book; nothing else is taken for either', async () => {
+  for (const answers of ['llm', 'extractive']) {
+    assert.equal((await fetchServerConfig('', serving({ answers }).get)).answers, answers);
+  }
+  assert.equal((await fetchServerConfig('', serving({ answers: 'not_covered' }).get)).answers, null);
+  assert.equal((await fetchServerConfig('', serving(null, { fail: true }).get)).answers, null);
 });
 
 test("a server's raised selection limit holds: it was cut at the plugin's 4,000 regression", async () => {

@@ -30,5 +30,7 @@ async def ready(shared: ServicesDep, retriever: RetrieverDep) -> dict[str, Any]:
 
 @router.get("/api/config")
 async def config(shared: ServicesDep) -> dict[str, Any]:
-    # The version lets the widget tell a reader when this server and the site's plugin do not match.
-    return {"version": __version__, "limits": shared.limits.to_dict()}
+    # The version lets the widget tell a reader when this server and the site's plugin do not match;
+    # who answers lets its study buttons promise only what happens (a model, or the book's own words).
+    answers = "llm" if shared.llm is not None else "extractive"
+    return {"version": __version__, "limits": shared.limits.to_dict(), "answers": answers}

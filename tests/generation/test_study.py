@@ -21,6 +21,7 @@ from bookwise.generation.study import (
     page_intent,
     page_topic,
     quiz_turn,
+    section_blanks,
     solution_start,
     term_definitions,
     without_solutions,
@@ -111,6 +112,25 @@ def test_a_wrong_blank_was_never_called_wrong_regression() -> None:
     wrong = quiz_turn([], [blank], (Turn("assistant", asked, "quiz"),), "the variance").text
     assert "**Right.**" in right and "Not quite" not in right
     assert "**Not quite:** the blank is **kalman gain**" in wrong and "Right" not in wrong
+
+
+def test_a_blank_from_the_section_was_cut_at_a_wrapped_line_regression() -> None:
+    """Blanks from the selection's section were its source lines ("…and a measurement" ended one), and
+    blanked one-letter symbols. A paragraph is one paragraph; the selection's own sentences are not
+    asked twice; a blank is a word."""
+    section = (
+        "For a single position `x` with variance `P`, a motion `u` with noise variance `Q`, and a\n"
+        "measurement `z` with noise variance `R`, the two steps are:\n\n```text\nK = P / (P + R)\n```\n\n"
+        "The **Kalman gain** `K` is between 0 and 1.\nIt weighs the prediction against the\nmeasurement."
+    )
+    selection = "The Kalman gain K is between 0 and 1."
+    blanks = section_blanks(selection, section)
+    assert [b.sentence for b in blanks] == [
+        "For a single position `x` with variance `P`, a motion `u` with noise variance `Q`, and a "
+        "measurement `z` with noise variance `R`, the two steps are:",
+        "It weighs the prediction against the measurement.",
+    ]
+    assert [b.term for b in blanks] == ["measurement", "measurement"] and "K = P" not in str(blanks)
 
 
 def test_the_quiz_never_compared_an_answer_with_the_books_solution_regression() -> None:

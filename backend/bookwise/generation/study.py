@@ -79,6 +79,7 @@ _DEFINES = re.compile(
 _BLANK_TERM = re.compile(r"`[^`\n]+`|\*\*[^*\n]+\*\*")
 BLANK = "_____"
 MIN_SENTENCE_WORDS = 4
+MIN_BLANK_CHARS = 3  # a blanked code span names something ("odometry"), not a symbol ("x")
 NO_WORKED_EXAMPLE = "The book gives no worked example or code for this passage."
 
 
@@ -198,12 +199,15 @@ class Blank:
 
 
 def blanks_of(text: str, source: int = 1) -> list[Blank]:
-    """Sentences of the passage with one term blanked: a code span or bold term when it has one,
-    else its longest word. The answer is the passage's own word."""
+    """Sentences of the passage's prose with one term blanked: a bold term when it has one, else a
+    code span of a word or more (not a one-letter symbol), else its longest word. The answer is the
+    passage's own word. A paragraph the book wraps over several lines is one paragraph here."""
     found = []
     bold = [term for term in re.findall(r"\*\*([^*\n]+)\*\*", text) if term.strip()]
-    for sentence in quotable_sentences(text):  # emphasis is gone from these; code spans stay
-        marked = [term for term in bold if term in sentence] + _BLANK_TERM.findall(sentence)
+    prose = "\n\n".join(" ".join(u.text.split()) for u in split_units(text) if u.kind in ("prose", "list"))
+    for sentence in quotable_sentences(prose):  # emphasis is gone from these; code spans stay
+        spans = [span for span in _BLANK_TERM.findall(sentence) if len(_bare(span)) >= MIN_BLANK_CHARS]
+        marked = [term for term in bold if term in sentence] + spans
         if marked:
             term = marked[0]
         else:
@@ -213,6 +217,12 @@ def blanks_of(text: str, source: int = 1) -> list[Blank]:
             term = longest
         found.append(Blank(sentence, term, source))
     return found
+
+
+def section_blanks(selection: str, section_text: str, source: int = 1) -> list[Blank]:
+    """Blanks cut from the selection's section, past those of the selection itself."""
+    inside = _unmarked(selection)
+    return [b for b in blanks_of(section_text, source) if _unmarked(b.sentence) not in inside]
 
 
 def _bare(term: str) -> str:
@@ -438,12 +448,14 @@ def key_terms(solution: str, question: str) -> list[str]:
     numbers = [n for n in found if float(n.replace(",", ".")) not in given]
     plain = plain_text(solution, code_spans(solution))
     asked = topic_words(question) | {_bare(t) for t in _plain_terms(question)}
-    marked = [_bare(t) for t in _plain_terms(solution) if re.fullmatch(r"[A-Za-z][\w⁻'-]+", t)]
+    marked = [t.strip("`*") for t in _plain_terms(solution) if re.fullmatch(r"[A-Za-z][\w⁻'-]+", t)]
     others = sorted(
         (w for w in topic_words(plain) if len(w) >= MIN_KEY_WORD and not w.isdigit()), key=_longest_first
     )
-    terms = [*numbers, *(t for t in [*marked, *others] if t not in asked)]
-    return list(dict.fromkeys(terms))[:KEY_TERMS]
+    terms: dict[str, str] = {}  # each once, as first written
+    for term in [*numbers, *(t for t in [*marked, *others] if t.lower() not in asked)]:
+        terms.setdefault(term.lower(), term)
+    return list(terms.values())[:KEY_TERMS]
 
 
 def _has_term(answer: str, term: str) -> bool:

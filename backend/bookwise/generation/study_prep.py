@@ -37,6 +37,7 @@ from bookwise.generation.study import (
     page_intent,
     page_topic,
     quiz_turn,
+    section_blanks,
     summary_answer,
     term_definitions,
     without_solutions,
@@ -299,9 +300,8 @@ class StudyPreparer:
         material = await self._exercise_sections(outline, page_sections) if outline is not None else []
         exercises = _exercises(material, first=2)
         blanks = blanks_of(selection)
-        if located is not None:
-            said = {b.sentence for b in blanks}
-            blanks += [b for b in blanks_of(located.text) if b.sentence not in said]
+        if located is not None:  # the section's other sentences, not the selection's again
+            blanks += section_blanks(selection, located.text)
         turn = quiz_turn(exercises, blanks, request.history, answer)
         return material, Written(turn.text, "extractive")
 

@@ -80,7 +80,7 @@ _BLANK_TERM = re.compile(r"`[^`\n]+`|\*\*[^*\n]+\*\*")
 BLANK = "_____"
 MIN_SENTENCE_WORDS = 4
 MIN_BLANK_CHARS = 3  # a blanked code span names something ("odometry"), not a symbol ("x")
-NO_WORKED_EXAMPLE = "The book gives no worked example or code for this passage."
+NO_WORKED_EXAMPLE = "Besides the passage itself, the book gives no worked example or code for it."
 
 
 def page_intent(question: str) -> PageIntent | None:
@@ -278,8 +278,9 @@ def term_definitions(
     selection: str, located: SectionResult | None, page: Sequence[tuple[int, SectionResult]]
 ) -> list[tuple[str, int]]:
     """For each term the passage uses, the page's sentence that defines it (a defining phrase, or the
-    term in bold), else the first that names it, outside the passage; up to ``DEFINITIONS``
-    sentences, in the page's order, each with its source number."""
+    term in bold), else the first that names it up to the passage's section, outside the passage; up
+    to ``DEFINITIONS`` sentences, in the page's order (``page``: its sections in order, numbered),
+    each with its source number."""
     terms = passage_terms(selection, located, [section for _, section in page])
     inside = _unmarked(selection)
     candidates = [
@@ -289,11 +290,15 @@ def term_definitions(
         for index, sentence in enumerate(_prose_sentences(section.text))
         if _unmarked(sentence) not in inside and len(sentence.split()) >= MIN_SENTENCE_WORDS
     ]
+    # A term is introduced before it is used: only a definition may come from later in the page.
+    own = located.section_id if located is not None else None
+    here = next((i for i, (_, section) in enumerate(page) if section.section_id == own), len(page))
     chosen: dict[str, tuple[tuple[int, int], int]] = {}
     for term in terms:
-        naming = [c for c in candidates if _mentions(_as_read(c[0]), _as_read(term))]
-        defining = [c for c in naming if f"**{term}**" in c[0] or _DEFINES.search(c[0])]
-        best = (defining or naming)[:1]
+        named = [c for c in candidates if _mentions(_as_read(c[0]), _as_read(term))]
+        defining = [c for c in named if f"**{term}**" in c[0] or _DEFINES.search(c[0])]
+        naming = defining + [c for c in named if c[2][0] <= here]
+        best = naming[:1]
         for sentence, number, position in best:
             chosen.setdefault(sentence, (position, number))
         if len(chosen) == DEFINITIONS:

@@ -312,9 +312,9 @@ class StudyPreparer:
         """Where the page introduces the selection's terms: its own section is the selection's source
         ([1], not listed twice), the page's other sections follow as they are cited."""
         own = located.section_id if located is not None else ""
-        sections = ([located] if located is not None else []) + [
-            s for s in page_sections if s.section_id != own
-        ]
+        sections = [located if located is not None and s.section_id == own else s for s in page_sections]
+        if located is not None and located not in sections:
+            sections.append(located)
         found = term_definitions(selection, located, list(enumerate(sections)))
         if not found:
             return [], Written(NO_EXPLANATION, "not_covered")

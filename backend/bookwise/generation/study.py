@@ -293,11 +293,14 @@ def term_definitions(
     # A term is introduced before it is used: only a definition may come from later in the page.
     own = located.section_id if located is not None else None
     here = next((i for i, (_, section) in enumerate(page) if section.section_id == own), len(page))
+    own_sentences = _prose_sentences(located.text) if located is not None else []
+    said = [i for i, sentence in enumerate(own_sentences) if _unmarked(sentence) in inside]
+    start = (here, min(said, default=len(own_sentences)))  # where the passage begins
     chosen: dict[str, tuple[tuple[int, int], int]] = {}
     for term in terms:
         named = [c for c in candidates if _mentions(_as_read(c[0]), _as_read(term))]
         defining = [c for c in named if f"**{term}**" in c[0] or _DEFINES.search(c[0])]
-        naming = defining + [c for c in named if c[2][0] <= here]
+        naming = defining + [c for c in named if c[2] < start]
         best = naming[:1]
         for sentence, number, position in best:
             chosen.setdefault(sentence, (position, number))

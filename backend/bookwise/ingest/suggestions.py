@@ -130,8 +130,9 @@ def _lower_first(text: str) -> str:
 
 def _in_sentence_case(phrase: str, page: PageWords) -> str:
     """A heading's words as a sentence writes them: a Title Case heading's words lower-cased, a
-    sentence-case heading's first word, except names (words its page capitalises mid-sentence),
-    acronyms and code ("Adding New Posts" → "adding new posts", "Using Redux" → "using Redux")."""
+    sentence-case heading's first word, except names (words its page capitalises mid-sentence, a
+    possessive), acronyms and code ("Adding New Posts" → "adding new posts", "Pure pursuit" → "pure
+    pursuit", "Kálmán's insight" kept)."""
     words = phrase.split()
     later = [w for w in words[1:] if w[:1].isalpha() and w.lower() not in _SMALL_WORDS]
     title = bool(later) and sum(w[:1].isupper() for w in later) * 2 > len(later)
@@ -139,7 +140,12 @@ def _in_sentence_case(phrase: str, page: PageWords) -> str:
     def cased(index: int, word: str) -> str:
         if _name_like(word) or not word[:1].isupper() or not (title or index == 0):
             return word
-        return word if _possessed(word.lower().strip(",.:;()")) in page.names else word.lower()
+        bare = _possessed(word.lower().strip(",.:;()"))
+        if bare in _SMALL_WORDS:
+            return word.lower()
+        if bare in page.names or re.search(r"\w['’]s$", word):
+            return word  # a name: the page capitalises it mid-sentence, or it owns something
+        return word.lower()
 
     return " ".join(cased(i, w) for i, w in enumerate(words))
 
@@ -252,7 +258,8 @@ def _about(phrase: str, page: PageWords = PageWords()) -> str:
     if task is not None:
         return task
     if len(words) <= NOUN_PHRASE_WORDS and first.endswith("ing") and first not in _NOT_GERUNDS:
-        return f"What should I know about {_in_sentence_case(phrase, page)}?"
+        gerund = f"{first} {' '.join(words[1:])}".strip()  # a gerund is no name
+        return f"What should I know about {_in_sentence_case(gerund, page)}?"
     if len(words) <= NOUN_PHRASE_WORDS and first not in _PREPOSITIONS:
         return f"What {'are' if _plural(phrase) else 'is'} {_in_sentence_case(phrase, page)}?"
     return f"What does “{phrase}” cover?"

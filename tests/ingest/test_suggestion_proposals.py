@@ -102,6 +102,9 @@ def test_proposals_and_objectives_travel_in_the_payload(documents: dict) -> None
 # Headings of the three corpora (docusaurus-docs, redux, the example book) and the questions they
 # became: before, "What is generate a new site?"-like questions for tasks, code names and emoji.
 READ_BADLY = [
+    ("Generate a new site", "What is generate a new site?", "How do I generate a new site?"),
+    ("Index your site", "What is index your site?", "How do I index my site?"),  # a word before "your"
+    ("Behind the scenes", "What are behind the scenes?", "What does “Behind the scenes” cover?"),
     ("Create a doc", "What is create a doc?", "How do I create a doc?"),
     ("Configure your site", "What is configure your site?", "How do I configure my site?"),
     ("Add a Markdown page", "What is Add a Markdown page?", "How do I add a Markdown page?"),

@@ -42,6 +42,8 @@ _PREPOSITIONS = (
     "between",
     "inside",
     "after",
+    *"""above across against along among around before behind below beneath beside by during near off
+    onto outside over past since through toward towards under until upon via within without""".split(),
 )
 _VERSUS = re.compile(r"\s+(?:versus|vs\.?)\s+", re.IGNORECASE)
 _EXPLAIN_VERBS = ("explain", "describe", "understand")
@@ -75,6 +77,13 @@ _NOUN_TOO = frozenset(
 )
 _OBJECT_START = frozenset(
     "a an the your my our this these that those it them to with from into in on for up out".split()
+)
+_DETERMINERS = frozenset("a an the your my our this these those".split())
+_NOT_VERBS = frozenset(
+    """about above across after against along among around at before behind below beneath beside
+    between beyond by during for from in inside into like near of off on onto out outside over past per
+    since than through to toward towards under unlike until up upon via with within without welcome
+    what when where which who why how a an the all both each every""".split()
 )
 _PERSON = {"your": "my", "you": "I", "yourself": "myself", "yours": "mine"}
 _EDGE_SYMBOLS = re.compile(r"^[^\w\s\x00-\x7f]+\s*|\s*[^\w\s\x00-\x7f]+$")  # emoji: "📦 logger"
@@ -193,11 +202,25 @@ def _from_objective(objective: str) -> str:
     return f"How do I {verb.lower() if verb[1:].islower() else verb} {rest}?"  # a verb, never a name
 
 
+def _imperative(words: list[str]) -> bool:
+    """A heading whose first word is followed by an article or a possessive, and is no preposition,
+    article or question word, and not plural or -ing/-ed/-ly: "Index your site", "Ask the book"."""
+    first = words[0].lower()
+    return (
+        words[1].lower() in _DETERMINERS
+        and first.isalpha()
+        and first not in _NOT_VERBS
+        and not first.endswith(("ing", "ed", "ly", "s"))
+    )
+
+
 def _task(words: list[str], page: PageWords) -> str | None:
     """A heading that names a task ("Create a doc", "Using plugins", "Rotating and translating
     points") as "How do I …?"; None when its first word is no task verb, or reads as a noun here
     ("Store API", "Reading time": the page says "the reading time")."""
     verb = _base_verb(words[0]) if len(words) > 1 and not _name_like(words[0]) else None
+    if verb is None and len(words) > 2 and _imperative(words):
+        verb = words[0].lower()  # "Index your site": a word before its object's article is a verb
     if verb is None:
         return None
     gerund = words[0].lower().endswith("ing") and verb != words[0].lower()

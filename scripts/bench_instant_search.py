@@ -2,6 +2,7 @@
 
     python scripts/bench_instant_search.py quality --corpus redux=DIR:Q1.jsonl,Q2.jsonl [--corpus ...]
     python scripts/bench_instant_search.py speed --data-dir DIR --questions Q.jsonl [--readers 20]
+    python scripts/bench_instant_search.py cpu --data-dir DIR --questions Q.jsonl [--limit 8]
 
 Each DIR holds an index ingested with the local embedder (``bookwise ingest``).
 
@@ -18,8 +19,13 @@ doc_path and source heading equal a gold section's) for:
 **speed**: ``bookwise serve`` on the index (one process), and ``--readers`` readers typing at once:
 each types its question one character per ``--interval`` seconds and sends the query so far after
 every character, without waiting for the reply (a reader types on). Reported: the requests' p50/p95/
-max as the client sees them on loopback, the share that used the dense channel, errors, and the
-machine's load average (it is shared: its other load shows there).
+max as the client sees them on loopback, the share that used the dense channel, errors, the server
+process's CPU time per answered request (from /proc: the figure the machine's other load does not
+change much), and the machine's load average (it is shared: its other load shows there).
+
+**cpu**: in this process, one thread: every prefix of each answerable question (``--limit`` of them)
+searched as the reader types it, in order. CPU time per query, with the dense channel and without;
+the share of queries that embedded a new query vector.
 """
 
 from __future__ import annotations
@@ -48,6 +54,15 @@ from bookwise.settings import Settings
 from nginx import free_port
 
 K = 5
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def typed_queries(question: str) -> dict[str, str]:
@@ -183,7 +198,9 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         wait_until_serving(url, server, within_s=180)
         for question in questions[:5]:  # the section index and the embedder loaded before measuring
             httpx.get(f"{url}/api/search/instant", params={"q": question}, timeout=120)
+        cpu_before = process_cpu_s(server.pid)
         out = asyncio.run(typing_load(url, questions, args.readers, args.interval, args.seconds))
+        cpu_after = process_cpu_s(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -198,9 +215,40 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         "max_ms": round(latencies[-1], 1) if latencies else None,
         "dense_share": round(out["dense"] / max(len(latencies), 1), 2),
         "errors": len(out["errors"]),
+        "server_cpu_ms_per_request": (
+            round((cpu_after - cpu_before) * 1000 / max(len(latencies), 1), 2)
+            if cpu_before is not None and cpu_after is not None
+            else None
+        ),
         "cores": os.cpu_count(),
         "load_average_1m": round(os.getloadavg()[0], 1),
     }
+    print(result, flush=True)
+    return result
+
+
+def cpu(args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings(_env_file=None, data_dir=args.data_dir)
+    questions = [q.question for q in load_questions(args.questions) if q.answerable][: args.limit]
+    queries = [question[:n] for question in questions for n in range(1, len(question) + 1)]
+    result: dict[str, Any] = {"questions": len(questions), "queries": len(queries)}
+    for name, dense in (("lexical", False), ("served", True)):
+        retriever = Retriever.open(settings)  # its own: no query vector cached by the other pass
+        try:
+            instant = InstantSearch(retriever, dense_min_words=settings.instant_search_dense_words)
+            instant.search("warm up the index and the embedder", dense=dense)
+            computed = getattr(retriever.embedder, "computed", 0)  # texts the model ran on
+            started = time.process_time()
+            for query in queries:
+                instant.search(query, dense=dense)
+            spent = time.process_time() - started
+            embedded = getattr(retriever.embedder, "computed", 0) - computed
+        finally:
+            retriever.close()
+        result[f"{name}_cpu_ms_per_query"] = round(spent * 1000 / len(queries), 2)
+        if dense:
+            result["embedded_share"] = round(embedded / len(queries), 3)
+    result["load_average_1m"] = round(os.getloadavg()[0], 1)
     print(result, flush=True)
     return result
 
@@ -218,8 +266,14 @@ def main() -> None:
     s.add_argument("--readers", type=int, default=20)
     s.add_argument("--interval", type=float, default=0.15)
     s.add_argument("--seconds", type=float, default=30)
+    c = sub.add_parser("cpu")
+    c.add_argument("--data-dir", type=Path, required=True)
+    c.add_argument("--questions", type=Path, required=True)
+    c.add_argument("--limit", type=int, default=8, help="questions typed")
     args = parser.parse_args()
-    if args.command == "quality":
+    if args.command == "cpu":
+        cpu(args)
+    elif args.command == "quality":
         for spec in args.corpus:
             name, _, rest = spec.partition("=")
             data_dir, _, files = rest.partition(":")

@@ -303,10 +303,10 @@ class Settings(BaseSettings):
         "widget's debounce, sends a few a second.",
     )
     instant_search_dense_words: int = Field(
-        2,
+        1,
         ge=0,
         description="Complete words (stop words aside) a keystroke search needs before the dense channel "
-        "ranks too; below it the search is lexical only (0: always dense).",
+        "ranks too (it weighs in full from three); below it the search is lexical only (0: always dense).",
     )
     max_streams_per_client: int = Field(
         3, ge=1, description="Answers one client (a reader the widget names, else an IP) may stream at once."

@@ -77,9 +77,10 @@ def test_an_empty_query_has_no_results(url: str) -> None:
     assert data["pages"] == [] and data["count"] == 0
 
 
-def test_the_dense_channel_joins_once_two_words_are_complete(url: str) -> None:
-    assert instant(url, "kalman filt")["dense"] is False
-    assert instant(url, "kalman filter nois")["dense"] is True
+def test_the_dense_channel_joins_once_a_word_is_complete(url: str) -> None:
+    assert instant(url, "kalm")["dense"] is False
+    assert instant(url, "how do th")["dense"] is False  # stop words are no words of the query
+    assert instant(url, "kalman filt")["dense"] is True
 
 
 def test_keystroke_searches_have_their_own_budget(url: str) -> None:

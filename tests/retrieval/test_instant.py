@@ -65,3 +65,14 @@ def test_snippet_marks_are_offsets_of_the_matched_words() -> None:
     assert found.text.startswith("…")
     assert [found.text[start:end] for start, end in found.marks] == ["winds", "saturates"]
     assert len(found.text) <= 162
+
+
+def test_a_stop_word_being_typed_is_that_word_not_the_words_it_begins() -> None:
+    extra = [payload("/odometry", "", "Offsets", "An offset of the wheel. Filtering the noise.")]
+    index = SectionIndex("g1", [*BOOK, *extra])
+    # "of" does not stand for "offset": the query is the integral term, and nothing else.
+    terms = index.terms(ParsedQuery.parse("integral of"))
+    assert terms == [[("integral", 1.0)]]
+    # A prefix that is a whole word already ("filter") may be finished: its longer words count less.
+    assert dict(index.terms(ParsedQuery.parse("filter"))[0]) == {"filter": 1.0, "filtering": 0.5}
+    assert dict(index.terms(ParsedQuery.parse("filt"))[0]) == {"filter": 0.8, "filtering": 0.8}

@@ -3,9 +3,14 @@
  * marked; ↑/↓ walk the rows, Enter opens one, Esc closes. The last row asks the chat the query.
  * A WAI-ARIA combobox: the box owns a listbox of options and names the active one
  * (`aria-activedescendant`), and a live region says how many results there are.
+ *
+ * The search the reader settled on is reported once (`POST /api/search/instant/log`), not every
+ * keystroke: the query last searched when a result is opened, the query asked, or the modal closed,
+ * with the result opened if one was. The server logs it when the site owner turned the log on.
  */
 import css from './search.css';
 import { h } from './dom.js';
+import { readerHeaders } from './reader.js';
 import { fetchInstant, recentSearches, segments } from './search-api.js';
 
 /**
@@ -35,6 +40,8 @@ export class SearchModal {
   /** @type {Element | null} */
   #returnFocus = null;
   #id = `bw-search-${++ids}`;
+  /** The query whose results (or none) the reader sees; "" before any, or once it is reported. */
+  #settled = '';
   #backdrop;
   #input;
   #list;
@@ -116,6 +123,7 @@ export class SearchModal {
     if (!this.isOpen) {
       this.#returnFocus = document.activeElement;
       this.#backdrop.hidden = false;
+      this.#settled = '';
     }
     this.#input.value = query;
     this.#input.focus();
@@ -125,6 +133,7 @@ export class SearchModal {
 
   close() {
     if (!this.isOpen) return;
+    this.#report(null, false); // left with no result opened (a no-op once one was)
     this.#pending?.abort();
     clearTimeout(this.#timer);
     this.#backdrop.hidden = true;
@@ -168,6 +177,7 @@ export class SearchModal {
   }
 
   #showRecent() {
+    this.#settled = '';
     const recent = this.#recent.list();
     const rows = recent.map((query) =>
       this.#row(h('span', { class: 'bw-search-recent' }, query), () => this.open(query), 'recent'),
@@ -225,6 +235,7 @@ export class SearchModal {
    * @param {number} [count]
    */
   #showRows(query, groups, error, rows = [], count = 0) {
+    this.#settled = error ? '' : query;
     const ask = this.#row(
       h('span', { class: 'bw-search-ask' }, 'Ask about ', h('q', {}, query.trim())),
       () => this.#ask(query),
@@ -328,6 +339,7 @@ export class SearchModal {
    * @param {string} url
    */
   #land(query, url) {
+    this.#report(url, false);
     this.#recent.add(query);
     this.close();
     this.#hooks.land(url);
@@ -337,11 +349,53 @@ export class SearchModal {
   #ask(query) {
     const question = query.trim();
     if (!question) return;
+    this.#report(null, true);
     this.#recent.add(question);
     this.#returnFocus = null; // the chat panel takes the focus
     this.close();
     this.#hooks.ask(question);
   }
+
+  /**
+   * The settled search, once: fire and forget (a lost report costs the log one row, never the reader).
+   *
+   * @param {string | null} opened  The result's URL.
+   * @param {boolean} asked
+   */
+  #report(opened, asked) {
+    const query = this.#settled;
+    this.#settled = '';
+    const body = settledSearch(query, opened, asked, this.#hooks.reader(), window.location.href);
+    if (!body) return;
+    fetch(new URL('/api/search/instant/log', this.#hooks.apiUrl).href, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...readerHeaders() },
+      body: JSON.stringify(body),
+      keepalive: true, // opening a result may leave the page
+    }).catch(() => {});
+  }
+}
+
+/**
+ * The body of a settled search's report, or null when there is nothing to report (no query).
+ *
+ * @param {string} query
+ * @param {string | null} opened
+ * @param {boolean} asked
+ * @param {Reader} reader
+ * @param {string} pageUrl
+ */
+export function settledSearch(query, opened, asked, reader, pageUrl) {
+  const text = query.trim();
+  if (!text) return null;
+  return {
+    query: text,
+    opened,
+    asked,
+    page_url: pageUrl,
+    ...(reader.version ? { version: reader.version } : {}),
+    ...(reader.locale ? { locale: reader.locale } : {}),
+  };
 }
 
 /**

@@ -17,6 +17,15 @@ from bookwise.generation.events import Outcome as Outcome  # an answer's, decide
 
 Traffic = Literal["reader", "agent"]  # the widget / HTTP API, or an MCP tool call
 
+# A search typed in the book's search box is logged as a row of its own, by the query the reader
+# settled on (the widget reports it once: when a result is opened, the query asked, or the box
+# closed): ``outcome`` "answered" when it had results, "not_covered" when none; ``cited`` the result
+# the reader opened, empty when none was. One the reader turned into a question is ``SEARCH_ASKED``:
+# the question's own answer is logged and judged as any other.
+SEARCH_MODE = "instant_search"
+SEARCH_ASKED = "instant_search_asked"
+SEARCH_MODES = frozenset({SEARCH_MODE, SEARCH_ASKED})
+
 
 @dataclass(frozen=True)
 class CitedSection:
@@ -30,7 +39,8 @@ class QuestionRecord:
     created_at: datetime  # UTC
     request_id: str  # links the answer to its feedback
     question: str
-    mode: str  # "normal", "selected_text", a study action's name, or "search" (an MCP search: agent)
+    mode: str  # "normal", "selected_text", a study action's name, "search" (an MCP search: agent), or
+    # one of SEARCH_MODES (the search box)
     outcome: Outcome
     traffic: Traffic = "reader"
     page_url: str | None = None
@@ -44,6 +54,11 @@ class QuestionRecord:
     ms_total: float | None = None
     reader: str | None = None  # salted, rotating hash; never an address
     id: int | None = None  # assigned by the store
+
+    @property
+    def is_search(self) -> bool:
+        """A search typed in the search box, not an answer."""
+        return self.mode in SEARCH_MODES
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,18 @@ import re
 import threading
 import time
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from bookwise.index.embedders import ServingEmbedder
 from bookwise.ingest.payload import ChunkPayload
+from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.models import code_spans, plain_markdown, plain_text, site_url
+from bookwise.retrieval.passage_rank import candidates, embedding_inputs
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import STOP_WORDS, before_solutions
 
@@ -43,10 +49,17 @@ HEADING_WEIGHT = 3  # a word of the heading counts as this many of the text
 TITLE_WEIGHT = 2  # and one of the page title (or the breadcrumb) as this many
 PREFIX_EXPANSIONS = 24  # the vocabulary words a half-typed word stands for, most common first
 PREFIX_WEIGHT = 0.8  # a completion weighs a little less than the word typed whole
+WORD_PREFIX_WEIGHT = 0.5  # and less again when what is typed is a whole word already
 RRF_K = 20  # reciprocal-rank fusion of the lexical and dense rankings
+# The dense ranking weighs in the fusion by the complete words it was embedded from, in full from
+# this many: a word or two carry little meaning for the embedder, and their exact matches are the
+# better guide (measured: scripts/bench_instant_search.py quality).
+DENSE_FULL_WORDS = 3
 DENSE_TOP_K = 10
 DENSE_CACHE = 512  # dense rankings kept, by (generation, complete words, filters)
 SNIPPET_CHARS = 160
+COMPLETION_CACHE = 50_000  # typed prefixes whose completions are kept (cleared when full)
+ALLOWED_CACHE = 256
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class Snippet:
 
 
 @dataclass
-class _Section:
+class Section:
     key: tuple[str, str, str]  # (url, version, locale): the same key the dense channel's sections have
     url: str
     page_url: str
@@ -109,18 +122,22 @@ class ParsedQuery:
 
 
 class SectionIndex:
-    """Every section of one index generation with a BM25F-like inverted index and a sorted vocabulary."""
+    """Every section of one index generation with a BM25F-like inverted index and a sorted vocabulary.
+
+    A word's BM25 weight in a section depends on the book alone, so it is computed here, once: a
+    keystroke only adds up arrays (one per word: the sections holding it, and its weight in each).
+    """
 
     def __init__(self, generation: str, payloads: Sequence[ChunkPayload]) -> None:
         self.generation = generation
-        by_key: dict[tuple[str, str, str], _Section] = {}
+        by_key: dict[tuple[str, str, str], Section] = {}
         for p in sorted(payloads, key=lambda p: (p.page_url, p.chunk_index)):
             url = site_url(p.url or p.page_url)
             key = (url, p.version or "", p.locale or "")
             section = by_key.get(key)
             if section is None:
                 code = code_spans(p.heading)
-                section = by_key[key] = _Section(
+                section = by_key[key] = Section(
                     key=key,
                     url=url,
                     page_url=site_url(p.page_url),
@@ -149,92 +166,171 @@ class SectionIndex:
             lengths.append(float(sum(counts.values())))
             for word, count in counts.items():
                 postings[word][number] = float(count)
-        self.postings = dict(postings)
-        self.vocabulary = sorted(self.postings)
+        self.vocabulary = sorted(postings)
         self.lengths = lengths
         self.average_length = sum(lengths) / len(lengths) if lengths else 1.0
         total = len(self.sections)
         self.idf = {
             word: math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
-            for word, found in self.postings.items()
+            for word, found in postings.items()
         }
         # Completions are ranked by how many sections hold them: the common word is the likely one.
-        self.frequency = {word: len(found) for word, found in self.postings.items()}
+        self.frequency = {word: len(found) for word, found in postings.items()}
+        norms = [K1 * (1 - B + B * length / self.average_length) for length in lengths]
+        self.postings: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        for word, found in postings.items():
+            numbers = np.fromiter(found, dtype=np.intp, count=len(found))
+            counts_ = np.fromiter(found.values(), dtype=np.float64, count=len(found))
+            weights = np.array([norms[n] for n in found], dtype=np.float64)
+            self.postings[word] = (numbers, self.idf[word] * counts_ * (K1 + 1) / (counts_ + weights))
+        # Which sections hold a word, for the words to mark in a result.
+        self.holding = {word: frozenset(found) for word, found in postings.items()}
+        self._completions: dict[str, list[str]] = {}
+        self._allowed: dict[tuple[str, str], tuple[set[int] | None, npt.NDArray[np.bool_] | None]] = {}
 
     def completions(self, prefix: str) -> list[str]:
         """The vocabulary words starting with ``prefix`` (itself first when it is one), most common first."""
         if not prefix:
             return []
+        known = self._completions.get(prefix)
+        if known is not None:
+            return known
         start = bisect.bisect_left(self.vocabulary, prefix)
         end = bisect.bisect_left(self.vocabulary, prefix + "\U0010ffff", lo=start)
         found = self.vocabulary[start:end]
         if len(found) > PREFIX_EXPANSIONS:
             found = sorted(found, key=lambda w: -self.frequency[w])[:PREFIX_EXPANSIONS]
         exact = [prefix] if prefix in self.postings else []
-        return exact + [w for w in found if w != prefix]
+        completions = exact + [w for w in found if w != prefix]
+        if len(self._completions) >= COMPLETION_CACHE:
+            self._completions.clear()
+        self._completions[prefix] = completions
+        return completions
 
     def allowed(self, version: str | None, locale: str | None) -> set[int] | None:
         """The sections of the reader's version and locale (None: all), or all when none has them."""
+        return self._allowed_of(version, locale)[0]
+
+    def mask(self, version: str | None, locale: str | None) -> npt.NDArray[np.bool_] | None:
+        """``allowed`` as a mask over the sections."""
+        return self._allowed_of(version, locale)[1]
+
+    def _allowed_of(
+        self, version: str | None, locale: str | None
+    ) -> tuple[set[int] | None, npt.NDArray[np.bool_] | None]:
         if not version and not locale:
-            return None
+            return None, None
+        key = (version or "", locale or "")
+        known = self._allowed.get(key)
+        if known is not None:
+            return known
         chosen = {
             i
             for i, s in enumerate(self.sections)
             if (not version or s.version == version) and (not locale or s.locale == locale)
         }
-        return chosen or None
+        mask = None
+        if chosen:
+            mask = np.zeros(len(self.sections), dtype=np.bool_)
+            mask[list(chosen)] = True
+        found = (chosen or None, mask)
+        if len(self._allowed) < ALLOWED_CACHE:  # readers name versions and locales: a few, not many
+            self._allowed[key] = found
+        return found
+
+    def terms(self, parsed: ParsedQuery) -> list[list[tuple[str, float]]]:
+        """The query's words, each with the vocabulary words that stand for it and their weights.
+
+        The word being typed stands for the words it begins, with two exceptions: a stop word is most
+        likely that word ("of", not "offline"), so it is left out like the complete ones; and a prefix
+        that is a word of the book already may well be finished, so its longer completions count less.
+        """
+        terms: list[list[tuple[str, float]]] = [[(w, 1.0)] for w in parsed.complete]
+        partial = parsed.partial
+        if partial and partial not in parsed.complete and partial not in STOP_WORDS:
+            if len(partial) == 1:
+                terms.append([(partial, 1.0)])  # one letter completes to too much
+            else:
+                longer = WORD_PREFIX_WEIGHT if partial in self.postings else PREFIX_WEIGHT
+                terms.append([(w, 1.0 if w == partial else longer) for w in self.completions(partial)])
+        return terms
 
     def search(self, parsed: ParsedQuery, allowed: set[int] | None, limit: int) -> list[InstantHit]:
         """Sections by BM25 over the complete words and the typed word's completions, weighed by how
         many of the query's words they hold."""
-        terms: list[list[tuple[str, float]]] = [[(w, 1.0)] for w in parsed.complete]
-        if parsed.partial and parsed.partial not in parsed.complete:
-            if parsed.partial in STOP_WORDS and not parsed.complete:
-                pass  # "how" alone: every page has it
-            elif len(parsed.partial) == 1:
-                terms.append([(parsed.partial, 1.0)])  # one letter completes to too much
-            else:
-                completions = self.completions(parsed.partial)
-                terms.append([(w, 1.0 if w == parsed.partial else PREFIX_WEIGHT) for w in completions])
-        scores: dict[int, float] = defaultdict(float)
-        covered: dict[int, int] = defaultdict(int)
-        matched: dict[int, set[str]] = defaultdict(set)
+        terms = self.terms(parsed)
+        mask = None
+        if allowed is not None:
+            mask = np.zeros(len(self.sections), dtype=np.bool_)
+            mask[list(allowed)] = True
+        return self.search_masked(terms, mask, limit)
+
+    def search_masked(
+        self, terms: list[list[tuple[str, float]]], mask: npt.NDArray[np.bool_] | None, limit: int
+    ) -> list[InstantHit]:
+        total = len(self.sections)
+        scores = np.zeros(total, dtype=np.float64)
+        covered = np.zeros(total, dtype=np.float64)
         for alternatives in terms:
-            best: dict[int, float] = {}
+            best = np.zeros(total, dtype=np.float64)
             for word, weight in alternatives:
                 found = self.postings.get(word)
-                if not found:
+                if found is None:
                     continue
-                idf = self.idf[word] * weight
-                for number, count in found.items():
-                    if allowed is not None and number not in allowed:
-                        continue
-                    norm = K1 * (1 - B + B * self.lengths[number] / self.average_length)
-                    score = idf * count * (K1 + 1) / (count + norm)
-                    if score > best.get(number, 0.0):
-                        best[number] = score
-                    matched[number].add(word)
-            for number, score in best.items():
-                scores[number] += score
-                covered[number] += 1
+                numbers, weights = found
+                best[numbers] = np.maximum(best[numbers], weights * weight if weight != 1.0 else weights)
+            if mask is not None:
+                best[~mask] = 0.0
+            scores += best
+            covered += best > 0
+        candidates_ = np.flatnonzero(scores > 0)
+        if not len(candidates_):
+            return []
         # A section holding every word of the query weighs up to twice one holding few of them.
-        coverage = {n: 0.5 + 0.5 * covered[n] / len(terms) for n in scores}
-        ranked = sorted(scores, key=lambda n: (-scores[n] * coverage[n], n))[:limit]
-        return [InstantHit(n, scores[n], frozenset(matched[n])) for n in ranked]
+        ranked = scores[candidates_] * (0.5 + 0.5 * covered[candidates_] / len(terms))
+        order = np.lexsort((candidates_, -ranked))[:limit]
+        holding = [self.holding[w] for alternatives in terms for w, _ in alternatives if w in self.holding]
+        words = [w for alternatives in terms for w, _ in alternatives if w in self.holding]
+        return [
+            InstantHit(
+                n, float(scores[n]), frozenset(w for w, held in zip(words, holding, strict=True) if n in held)
+            )
+            for n in candidates_[order].tolist()
+        ]
 
 
-def snippet(text: str, matched: frozenset[str], max_chars: int = SNIPPET_CHARS) -> Snippet:
+@functools.lru_cache(maxsize=4096)
+def words_pattern(words: frozenset[str]) -> re.Pattern[str]:
+    """Any of ``words`` (lower case) as a whole word of a text, in any case: what ``words_of`` would
+    have found, by a regular expression rather than splitting a whole section into words."""
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def _spans(
+    text: str, matched: frozenset[str], start: int = 0, pattern: re.Pattern[str] | None = None
+) -> Iterator[re.Match[str]]:
+    """The words of ``text`` from ``start`` on that are in ``matched``; ``pattern``: one that finds
+    them among others (the whole query's, compiled once for all of its results)."""
+    if not matched:
+        return iter(())
+    found = (pattern or words_pattern(matched)).finditer(text, start)
+    return (m for m in found if m.group().lower() in matched)
+
+
+def snippet(
+    text: str, matched: frozenset[str], max_chars: int = SNIPPET_CHARS, pattern: re.Pattern[str] | None = None
+) -> Snippet:
     """A window of the text around its first matched word, and where each matched word stands in it."""
-    spans = [m for m in _WORD.finditer(text) if m.group().lower() in matched]
     if not text:
         return Snippet("", ())
+    first = next(_spans(text, matched, 0, pattern), None)
     start = 0
-    if spans:
-        first = spans[0].start()
-        start = max(0, first - max_chars // 4)
+    if first is not None:
+        start = max(0, first.start() - max_chars // 4)
         if start:
             space = text.find(" ", start)
-            start = space + 1 if 0 <= space < first else start
+            start = space + 1 if 0 <= space < first.start() else start
     end = min(len(text), start + max_chars)
     if end < len(text):
         space = text.rfind(" ", start, end)
@@ -243,10 +339,14 @@ def snippet(text: str, matched: frozenset[str], max_chars: int = SNIPPET_CHARS) 
     prefix = "…" if start else ""
     suffix = "…" if end < len(text) else ""
     offset = len(prefix) - start
-    marks = tuple(
-        (m.start() + offset, m.end() + offset) for m in spans if m.start() >= start and m.end() <= end
-    )
-    return Snippet(prefix + window + suffix, marks)
+    marks = []
+    if first is not None:
+        for m in _spans(text, matched, start, pattern):
+            if m.start() >= end:
+                break
+            if m.end() <= end:
+                marks.append((m.start() + offset, m.end() + offset))
+    return Snippet(prefix + window + suffix, tuple(marks))
 
 
 def marks_in(text: str, matched: frozenset[str]) -> list[tuple[int, int]]:
@@ -290,16 +390,80 @@ class InstantResult:
         }
 
 
+class PassageVectors:
+    """The book's passages as the ingest embedded them, each owned by a section of the ``SectionIndex``.
+
+    The dense channel of a keystroke ranks sections by their best passage's cosine to the query: a
+    product of one matrix and the query vector, instead of a search of the index (its hybrid query,
+    grouping, assembly and probes, most of the cost of a question's retrieval and not needed to
+    order a list of headings).
+    """
+
+    def __init__(self, owners: npt.NDArray[np.intp], vectors: npt.NDArray[np.float32], sections: int) -> None:
+        order = np.argsort(owners, kind="stable")
+        self.owners = owners[order]
+        self.vectors = vectors[order]
+        self.starts = np.flatnonzero(np.r_[True, self.owners[1:] != self.owners[:-1]])
+        self.holders = self.owners[self.starts]  # the sections that have passages, in order
+        self.sections = sections
+
+    @classmethod
+    def build(cls, retriever: Retriever, index: SectionIndex) -> PassageVectors | None:
+        """The passages' vectors when the index carries them (None: they would all be embedded now)."""
+        embedder = retriever.embedder
+        if not isinstance(embedder, ServingEmbedder) or not embedder.passages_known:
+            return None
+        texts: list[str] = []
+        owners: list[int] = []
+        for outline in retriever.outlines().values():
+            sections = retriever.outline_sections(outline)
+            found = candidates(sections)
+            for text, passage in zip(embedding_inputs(sections, found), found, strict=True):
+                section = sections[passage.section]
+                number = index.index_of.get((section.url, section.version or "", section.locale or ""))
+                if number is not None:
+                    texts.append(text)
+                    owners.append(number)
+        if not texts:
+            return None
+        vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors /= np.where(norms > 0, norms, 1.0)
+        return cls(np.asarray(owners, dtype=np.intp), vectors, len(index.sections))
+
+    def rank(
+        self, query: Sequence[float], mask: npt.NDArray[np.bool_] | None, top_k: int
+    ) -> list[int] | None:
+        """The ``top_k`` sections by their best passage (None: the query vector is of another model)."""
+        vector = np.asarray(query, dtype=np.float32)
+        if vector.shape != (self.vectors.shape[1],):
+            return None
+        norm = float(np.linalg.norm(vector))
+        cosines = self.vectors @ (vector / (norm or 1.0))
+        best = np.maximum.reduceat(cosines, self.starts)
+        holders = self.holders
+        if mask is not None:
+            keep = mask[holders]
+            best, holders = best[keep], holders[keep]
+        order = np.lexsort((holders, -best))[:top_k]
+        ranked: list[int] = holders[order].tolist()
+        return ranked
+
+
 class InstantSearch:
     """Keystroke search over one retriever: the section index follows its generations."""
 
-    def __init__(self, retriever: Retriever, *, dense_min_words: int = 2) -> None:
+    def __init__(self, retriever: Retriever, *, dense_min_words: int = 1) -> None:
         self.retriever = retriever
         self.dense_min_words = dense_min_words
         self._index: SectionIndex | None = None
         self._lock = threading.Lock()
         self._dense: OrderedDict[tuple[str, str, str, str], tuple[tuple[str, str, str], ...]] = OrderedDict()
         self._dense_lock = threading.Lock()
+        self._passages: tuple[str, PassageVectors | None] | None = None
+        self._passages_lock = threading.Lock()
+        # Readers finishing words at once have their queries embedded in one forward pass.
+        self._queries = QueryBatcher(lambda texts: self.retriever.embedder.embed_documents(texts))
 
     def section_index(self) -> SectionIndex:
         generation = self.retriever.generation()
@@ -311,24 +475,61 @@ class InstantSearch:
                 self._index = SectionIndex(generation, self.retriever.chunk_payloads())
             return self._index
 
+    def passage_vectors(self, index: SectionIndex) -> PassageVectors | None:
+        """The passages of ``index``'s generation, loaded by the first dense search of it."""
+        known = self._passages
+        if known is not None and known[0] == index.generation:
+            return known[1]
+        with self._passages_lock:
+            if self._passages is None or self._passages[0] != index.generation:
+                self._passages = (index.generation, PassageVectors.build(self.retriever, index))
+            return self._passages[1]
+
     def _dense_ranking(
-        self, index: SectionIndex, text: str, version: str | None, locale: str | None
-    ) -> tuple[tuple[str, str, str], ...]:
+        self, index: SectionIndex, text: str, version: str | None, locale: str | None, *, embed: bool = True
+    ) -> tuple[tuple[str, str, str], ...] | None:
+        """The sections the dense channel ranks first for ``text`` (None: not cached, and not ``embed``)."""
         key = (index.generation, text, version or "", locale or "")
         with self._dense_lock:
             if key in self._dense:
                 self._dense.move_to_end(key)
                 return self._dense[key]
-        filters = {name: value for name, value in (("version", version), ("locale", locale)) if value}
-        result = self.retriever.search(text, top_k=DENSE_TOP_K, filters=filters or None)
-        if not result.sections and filters:  # the reader's version/locale is not in the index
-            result = self.retriever.search(text, top_k=DENSE_TOP_K)
-        ranking = tuple((s.url, s.version or "", s.locale or "") for s in result.sections)
+        if not embed:
+            return None
+        ranking = self._dense_of_passages(index, text, version, locale)
+        if ranking is None:
+            ranking = self._dense_of_index(text, version, locale)
         with self._dense_lock:
             self._dense[key] = ranking
             while len(self._dense) > DENSE_CACHE:
                 self._dense.popitem(last=False)
         return ranking
+
+    def _dense_of_passages(
+        self, index: SectionIndex, text: str, version: str | None, locale: str | None
+    ) -> tuple[tuple[str, str, str], ...] | None:
+        passages = self.passage_vectors(index)
+        if passages is None or not text.strip():
+            return None
+        numbers = passages.rank(self._queries.embed(text), index.mask(version, locale), DENSE_TOP_K)
+        return None if numbers is None else tuple(index.sections[n].key for n in numbers)
+
+    def _dense_of_index(
+        self, text: str, version: str | None, locale: str | None
+    ) -> tuple[tuple[str, str, str], ...]:
+        filters = {name: value for name, value in (("version", version), ("locale", locale)) if value}
+        result = self.retriever.search(text, top_k=DENSE_TOP_K, filters=filters or None)
+        if not result.sections and filters:  # the reader's version/locale is not in the index
+            result = self.retriever.search(text, top_k=DENSE_TOP_K)
+        return tuple((s.url, s.version or "", s.locale or "") for s in result.sections)
+
+    def section_at(self, url: str, version: str | None, locale: str | None) -> Section | None:
+        """The section a result's ``url`` names (of the reader's version and locale when it has them)."""
+        index = self.section_index()
+        number = index.index_of.get((site_url(url), version or "", locale or ""))
+        if number is None:
+            number = next((i for i, s in enumerate(index.sections) if s.url == site_url(url)), None)
+        return None if number is None else index.sections[number]
 
     def gold_key(self, url: str, version: str | None, locale: str | None) -> tuple[str, str] | None:
         """A result's (doc_path, source heading): how the evaluation names a section."""
@@ -348,21 +549,52 @@ class InstantSearch:
         locale: str | None = None,
         dense: bool = True,
     ) -> InstantResult:
+        found = self._search(self.section_index(), query, limit, version, locale, dense)
+        assert found is not None  # it may embed
+        return found
+
+    def search_ready(
+        self, query: str, *, limit: int = 8, version: str | None = None, locale: str | None = None
+    ) -> InstantResult | None:
+        """``search``, when it can answer from what is in memory (the loaded generation's section index,
+        a cached dense ranking or none needed): well under a millisecond, so an event loop may call it
+        instead of a worker thread. None when it would build an index or embed the query."""
+        index = self._index
+        if index is None or index.generation != self.retriever.index_version:
+            return None
+        return self._search(index, query, limit, version, locale, True, embed=False)
+
+    def _search(
+        self,
+        index: SectionIndex,
+        query: str,
+        limit: int,
+        version: str | None,
+        locale: str | None,
+        dense: bool,
+        *,
+        embed: bool = True,
+    ) -> InstantResult | None:
+        """The search; None when it would have to embed the query and ``embed`` is false."""
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        index = self.section_index()
         parsed = ParsedQuery.parse(query)
         allowed = index.allowed(version, locale)
-        lexical = index.search(parsed, allowed, max(limit, DENSE_TOP_K) * 2)
+        terms = index.terms(parsed)
+        lexical = index.search_masked(terms, index.mask(version, locale), max(limit, DENSE_TOP_K) * 2)
         timings["lexical"] = (time.perf_counter() - started) * 1000
         use_dense = dense and len(parsed.complete) >= self.dense_min_words
         hits = lexical[:limit]
         if use_dense:
             mark = time.perf_counter()
-            ranking = self._dense_ranking(index, parsed.dense_text, version, locale)
+            ranking = self._dense_ranking(index, parsed.dense_text, version, locale, embed=embed)
+            if ranking is None:
+                return None
             timings["dense"] = (time.perf_counter() - mark) * 1000
             hits = self._fuse(index, parsed, lexical, ranking, allowed)[:limit]
-        sections = [self._section(index, hit) for hit in hits]
+        every = frozenset(w for hit in hits for w in hit.matched)
+        pattern = words_pattern(every) if every else None
+        sections = [self._section(index, hit, pattern) for hit in hits]
         timings["total"] = (time.perf_counter() - started) * 1000
         return InstantResult(query, index.generation, use_dense, sections, timings)
 
@@ -382,22 +614,24 @@ class InstantSearch:
         for rank, hit in enumerate(lexical):
             fused[hit.section] += 1 / (RRF_K + rank + 1)
         wanted = set(parsed.complete) | ({parsed.partial} if parsed.partial else set())
+        weight = min(1.0, len(parsed.complete) / DENSE_FULL_WORDS)
         for rank, key in enumerate(ranking):
             number = index.index_of.get(key)
             if number is None or (allowed is not None and number not in allowed):
                 continue
-            fused[number] += 1 / (RRF_K + rank + 1)
+            fused[number] += weight / (RRF_K + rank + 1)
             if number not in by_number:  # found by meaning: mark the query's own words it holds
                 section = index.sections[number]
-                present = set(words_of(f"{section.heading} {section.title} {section.text}")) & wanted
+                text = f"{section.heading} {section.title} {section.text}"
+                present = {m.group().lower() for m in _spans(text, frozenset(wanted))}
                 by_number[number] = InstantHit(number, 0.0, frozenset(present))
         ordered = sorted(fused, key=lambda n: (-fused[n], n))
         return [InstantHit(n, fused[n], by_number[n].matched) for n in ordered]
 
     @staticmethod
-    def _section(index: SectionIndex, hit: InstantHit) -> dict[str, Any]:
+    def _section(index: SectionIndex, hit: InstantHit, pattern: re.Pattern[str] | None) -> dict[str, Any]:
         section = index.sections[hit.section]
-        found = snippet(section.text, hit.matched)
+        found = snippet(section.text, hit.matched, pattern=pattern)
         return {
             "url": section.url,
             "page_url": section.page_url,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from urllib.parse import urldefrag, urlsplit
 
-from bookwise.insights.records import FeedbackRecord, LogFilter, QuestionRecord
+from bookwise.insights.records import SEARCH_ASKED, SEARCH_MODE, FeedbackRecord, LogFilter, QuestionRecord
 
 OUTCOMES = ("answered", "not_covered", "not_in_selection", "error", "client_disconnected")
 TOP = 20  # rows per ranked table
@@ -289,4 +289,32 @@ def summary(questions: Sequence[QuestionRecord], feedback: Sequence[FeedbackReco
         median_ms_total=timings[len(timings) // 2] if timings else None,
         first=times[0].isoformat() if times else None,
         last=times[-1].isoformat() if times else None,
+    )
+
+
+@dataclass(frozen=True)
+class SearchSummary:
+    """The search box: searches the readers settled on, and how they ended."""
+
+    searches: int
+    opened: int  # a result was opened
+    asked: int  # the query was asked to the chat instead
+    no_results: int
+    unopened: list[TopQuestion]  # the most searched queries that ended with no result opened
+
+    @property
+    def open_rate(self) -> float | None:
+        return self.opened / self.searches if self.searches else None
+
+
+def search_summary(searches: Sequence[QuestionRecord], limit: int = TOP) -> SearchSummary:
+    """``searches``: the records of the search box (``QuestionRecord.is_search``)."""
+    plain = [q for q in searches if q.mode == SEARCH_MODE]
+    unopened = [q for q in plain if not q.cited]
+    return SearchSummary(
+        searches=len(searches),
+        opened=sum(bool(q.cited) for q in plain),
+        asked=sum(q.mode == SEARCH_ASKED for q in searches),
+        no_results=sum(q.outcome == "not_covered" for q in plain),
+        unopened=top_questions(unopened, limit),
     )

@@ -47,9 +47,10 @@ class Report:
     highlight_pages: list[agg.ReadingPage]
     page_feedback: list[agg.PageFeedback]
     gaps: list[GapCluster]
-    gap_questions: int  # answers counted as gaps, before clustering
+    gap_questions: int  # answers (and searches of the search box) counted as gaps, before clustering
     similarity: float = GAP_SIMILARITY
     site_url: str = ""  # the site's address: relative page links are joined to it
+    searches: agg.SearchSummary | None = None  # the search box's searches (None: the log has none)
 
 
 def build_report(
@@ -70,22 +71,27 @@ def build_report(
     log_filter = log_filter or LogFilter()
     chosen, kept = agg.select(questions, feedback, log_filter)
     gaps = gap_questions(chosen, kept, low_evidence=low_evidence)
+    # The search box's searches are gaps when left with no result opened; the answers' tables are
+    # about answers.
+    searches = [q for q in chosen if q.is_search]
+    answers = [q for q in chosen if not q.is_search]
     return Report(
         generated_at=now or datetime.now(UTC),
         log_filter=log_filter,
-        summary=agg.summary(chosen, kept),
-        days=agg.per_day(chosen, log_filter),
-        top_questions=agg.top_questions(chosen),
-        cited_sections=agg.cited_sections(chosen),
-        cited_pages=agg.cited_pages(chosen),
-        highlight_pages=agg.highlight_pages(chosen),
-        page_feedback=agg.page_feedback(chosen, kept),
+        summary=agg.summary(answers, kept),
+        days=agg.per_day(answers, log_filter),
+        top_questions=agg.top_questions(answers),
+        cited_sections=agg.cited_sections(answers),
+        cited_pages=agg.cited_pages(answers),
+        highlight_pages=agg.highlight_pages(answers),
+        page_feedback=agg.page_feedback(answers, kept),
         gaps=gap_clusters(
             gaps, embed, search, threshold=similarity, limit=GAPS_SHOWN, unknown_names=unknown_names
         ),
         gap_questions=len(gaps),
         similarity=similarity,
         site_url=site_url,
+        searches=agg.search_summary(searches) if searches else None,
     )
 
 
@@ -112,6 +118,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     data: dict[str, Any] = _plain(asdict(report))
     s = report.summary
     data["summary"] |= {"feedback_rate": s.feedback_rate, "down_rate": s.down_rate}
+    if report.searches is not None:
+        data["searches"]["open_rate"] = report.searches.open_rate
     for row, page in zip(data["page_feedback"], report.page_feedback, strict=True):
         row |= {"feedback_rate": page.feedback_rate, "down_rate": page.down_rate}
     for row, reading in zip(data["highlight_pages"], report.highlight_pages, strict=True):
@@ -170,6 +178,7 @@ def export_questions(
     slip into the CI gate. Duplicates (same words) are written once.
     """
     chosen, kept = agg.select(questions, feedback, log_filter)
+    chosen = [q for q in chosen if not q.is_search]  # a typed search is no question to label
     rows: dict[str, dict[str, Any]] = {}
     for gap in sorted(gap_questions(chosen, kept, low_evidence=0.0), key=lambda g: g.created_at):
         key = agg.normalize(gap.question)

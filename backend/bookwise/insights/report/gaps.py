@@ -1,7 +1,8 @@
 """Coverage gaps: the questions the book did not answer well, grouped by meaning.
 
 A gap question is one the book declined (not covered), answered on thin evidence (below the
-sufficiency threshold), or whose answer got a thumbs down. Their embeddings (the index's own
+sufficiency threshold), or whose answer got a thumbs down; or a search of the search box that ended
+with no result opened (none found, or none the reader chose). Their embeddings (the index's own
 embedder) are grouped by average-linkage agglomerative clustering on cosine similarity: two groups
 merge while the mean similarity between their members is at least a threshold. Average linkage was
 chosen over single linkage (which chains unrelated questions through one bridging phrasing) and
@@ -23,7 +24,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from bookwise.insights.records import FeedbackRecord, QuestionRecord
+from bookwise.insights.records import SEARCH_MODE, FeedbackRecord, QuestionRecord
 from bookwise.insights.report.aggregate import latest_per_answer, normalize, page_of
 from bookwise.retrieval.sufficiency import default_model
 
@@ -39,6 +40,8 @@ PHRASINGS_PROBED = 5  # a group's most asked phrasings looked up for names the b
 # A question about a highlighted passage ("what does this mean?") or a study action is about a page
 # the book has; its thumbs down counts in the page's feedback rate, not as a missing topic.
 GAP_MODES = frozenset({"normal", "search"})
+# Why a search of the search box is a gap: nothing found, or results the reader opened none of.
+SEARCH_GAPS = ("search_no_results", "search_no_click")
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
@@ -57,7 +60,7 @@ UnknownNames = Callable[[str], Sequence[str]]  # the names in a question that no
 @dataclass(frozen=True)
 class GapQuestion:
     question: str
-    reasons: tuple[str, ...]  # among "not_covered", "low_evidence", "thumbs_down"
+    reasons: tuple[str, ...]  # among "not_covered", "low_evidence", "thumbs_down", SEARCH_GAPS
     created_at: datetime
     page_url: str | None = None
 
@@ -68,11 +71,14 @@ def gap_questions(
     *,
     low_evidence: float = LOW_EVIDENCE,
 ) -> list[GapQuestion]:
-    """One entry per answer that was declined, thin, or voted down (an answer counts once)."""
+    """One entry per answer that was declined, thin, or voted down (an answer counts once), and per
+    search left with no result opened."""
     reasons: dict[str, set[str]] = defaultdict(set)
     asked: dict[str, QuestionRecord] = {}
     for q in questions:
         asked[q.request_id] = q
+        if q.mode == SEARCH_MODE and not q.cited:
+            reasons[q.request_id].add(SEARCH_GAPS[0] if q.outcome == "not_covered" else SEARCH_GAPS[1])
         if q.mode not in GAP_MODES:
             continue
         if q.outcome == "not_covered":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck, reconcile
 from bookwise.ingest.models import Chunk, Document, Section
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.ingest.site import DocsSource, SiteConfig
-from bookwise.ingest.suggestions import propose
+from bookwise.ingest.suggestions import Proposal, propose
 
 # Changes when the same page gives other chunks: "2" reads `mdx-code-block` fences as MDX.
 CHUNKER_VERSION = "2"
@@ -137,90 +138,136 @@ def context_line(section: Section) -> str:
 
 
 def chunk_document(document: Document, params: ChunkingParams) -> list[Chunk]:
+    """The page's chunks: each section cut to fit the embedder, each piece numbered in its page and
+    its section, then given its ids and payload."""
     proposals = tuple(propose(document))
-    prefix_version = f"{document.version}\x1f{document.locale}\x1f{document.doc_path}"
-    drafts: list[tuple[Section, str, Any]] = []
-    for section in document.sections:
-        context = context_line(section)
-        room = params.model_max_tokens - params.count_tokens(context) - 4  # [CLS], [SEP], blank line
-        budget = max(16, min(params.max_tokens, room))
-        pieces = chunk_blocks(
-            section.blocks,
-            budget=budget,
-            overlap=min(params.overlap_tokens, budget // 4),
-            min_tokens=params.min_tokens,
-            hard_limit=max(budget, room),
-            count=params.count_tokens,
-        )
-        if not pieces:  # a heading with no body of its own: still findable and citable
-            drafts.append((section, context, None))
-        for piece in pieces:
-            drafts.append((section, context, piece))
-    per_section: dict[str, int] = {}
-    for section, _, _ in drafts:
-        per_section[section.key] = per_section.get(section.key, 0) + 1
-    chunks: list[Chunk] = []
-    ordinals: dict[str, int] = {}
-    for index, (section, context, piece) in enumerate(drafts):
-        section_id = stable_id(prefix_version, section.key)
-        ordinal = ordinals.get(section.key, 0)
-        ordinals[section.key] = ordinal + 1
-        text = piece.text if piece is not None else ""
-        embed_text = f"{context}\n\n{text}" if text else context
-        content_hash = hashlib.sha256(embed_text.encode()).hexdigest()
-        char_start = piece.char_start if piece is not None else section.char_start
-        char_end = piece.char_end if piece is not None else section.char_end
-        payload = ChunkPayload(
-            doc_path=document.doc_path,
-            doc_id=document.doc_id,
-            title=document.title,
-            description=document.description,
-            page_url=document.url,
-            anchor=section.anchor,
-            url=document.url + (f"#{section.anchor}" if section.anchor else ""),
-            heading=section.heading,
-            heading_text=section.heading_text,
-            heading_level=section.level,
-            breadcrumb=section.breadcrumb,
-            module=document.module,
-            chapter=document.chapter,
-            tags=document.tags,
-            version=document.version,
-            locale=document.locale,
-            content_type=_chunk_type(document.content_type, text),
-            sidebar_position=document.sidebar_position,
-            unlisted=document.unlisted,
-            learning_objectives=document.learning_objectives,
-            section_id=section_id,
-            section_key=section.key,
-            section_chunk_index=ordinal,
-            char_start=char_start,
-            char_end=char_end,
-            text=text,
-            flags=section.flags,
-            # The page's suggested questions, proposed here and checked after indexing.
-            suggestions=proposals if index == 0 else None,
-            chunk_index=index,
-            total_chunks=len(drafts),
-            section_chunk_total=per_section[section.key],
-            content_hash=content_hash,
-        )
-        chunks.append(
-            Chunk(
-                id=stable_id(prefix_version, section.key, str(ordinal)),
-                parent_id=section_id,
-                text=text,
-                embed_text=embed_text,
-                content_hash=content_hash,
-                chunk_index=index,
-                total_chunks=len(drafts),
-                section_chunk_index=ordinal,
-                char_start=char_start,
-                char_end=char_end,
-                payload=payload.to_payload(),
-            )
-        )
-    return chunks
+    pieces = [piece for section in document.sections for piece in _cut_section(section, params)]
+    places = _number(pieces)
+    # The page's suggested questions ride on its first chunk; they are checked after indexing.
+    return [
+        _make_chunk(document, piece, place, proposals if place.index == 0 else None)
+        for piece, place in zip(pieces, places, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class _SectionPiece:
+    """A section's text for one chunk: a piece cut by the chunker, or nothing but its heading."""
+
+    section: Section
+    context: str  # the heading trail, read by the embedder before the text
+    text: str
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a chunk stands: ``index`` of ``total`` in its page, ``ordinal`` of ``section_total`` in
+    its section."""
+
+    index: int
+    total: int
+    ordinal: int
+    section_total: int
+
+
+def _cut_section(section: Section, params: ChunkingParams) -> list[_SectionPiece]:
+    """The section's blocks in pieces that fit, beside its context line, the embedder's input."""
+    context = context_line(section)
+    room = params.model_max_tokens - params.count_tokens(context) - 4  # [CLS], [SEP], blank line
+    budget = max(16, min(params.max_tokens, room))
+    cut = chunk_blocks(
+        section.blocks,
+        budget=budget,
+        overlap=min(params.overlap_tokens, budget // 4),
+        min_tokens=params.min_tokens,
+        hard_limit=max(budget, room),
+        count=params.count_tokens,
+    )
+    if not cut:  # a heading with no body of its own: still findable and citable
+        return [_SectionPiece(section, context, "", section.char_start, section.char_end)]
+    return [_SectionPiece(section, context, c.text, c.char_start, c.char_end) for c in cut]
+
+
+def _number(pieces: list[_SectionPiece]) -> list[_Place]:
+    per_section = Counter(piece.section.key for piece in pieces)
+    ordinals: Counter[str] = Counter()
+    places: list[_Place] = []
+    for index, piece in enumerate(pieces):
+        key = piece.section.key
+        places.append(_Place(index, len(pieces), ordinals[key], per_section[key]))
+        ordinals[key] += 1
+    return places
+
+
+def _make_chunk(
+    document: Document, piece: _SectionPiece, place: _Place, suggestions: tuple[Proposal, ...] | None
+) -> Chunk:
+    prefix = f"{document.version}\x1f{document.locale}\x1f{document.doc_path}"
+    section_id = stable_id(prefix, piece.section.key)
+    embed_text = f"{piece.context}\n\n{piece.text}" if piece.text else piece.context
+    content_hash = hashlib.sha256(embed_text.encode()).hexdigest()
+    payload = _payload(document, piece, place, section_id, content_hash, suggestions)
+    return Chunk(
+        id=stable_id(prefix, piece.section.key, str(place.ordinal)),
+        parent_id=section_id,
+        text=piece.text,
+        embed_text=embed_text,
+        content_hash=content_hash,
+        chunk_index=place.index,
+        total_chunks=place.total,
+        section_chunk_index=place.ordinal,
+        char_start=piece.char_start,
+        char_end=piece.char_end,
+        payload=payload.to_payload(),
+    )
+
+
+def _payload(
+    document: Document,
+    piece: _SectionPiece,
+    place: _Place,
+    section_id: str,
+    content_hash: str,
+    suggestions: tuple[Proposal, ...] | None,
+) -> ChunkPayload:
+    """What a chunk carries of its page and its section."""
+    section = piece.section
+    return ChunkPayload(
+        doc_path=document.doc_path,
+        doc_id=document.doc_id,
+        title=document.title,
+        description=document.description,
+        page_url=document.url,
+        anchor=section.anchor,
+        url=document.url + (f"#{section.anchor}" if section.anchor else ""),
+        heading=section.heading,
+        heading_text=section.heading_text,
+        heading_level=section.level,
+        breadcrumb=section.breadcrumb,
+        module=document.module,
+        chapter=document.chapter,
+        tags=document.tags,
+        version=document.version,
+        locale=document.locale,
+        content_type=_chunk_type(document.content_type, piece.text),
+        sidebar_position=document.sidebar_position,
+        unlisted=document.unlisted,
+        learning_objectives=document.learning_objectives,
+        section_id=section_id,
+        section_key=section.key,
+        section_chunk_index=place.ordinal,
+        char_start=piece.char_start,
+        char_end=piece.char_end,
+        text=piece.text,
+        flags=section.flags,
+        suggestions=suggestions,
+        chunk_index=place.index,
+        total_chunks=place.total,
+        section_chunk_total=place.section_total,
+        content_hash=content_hash,
+    )
 
 
 def _chunk_type(page_type: str, text: str) -> str:
@@ -249,39 +296,48 @@ def ingest_site(
     for folder in refused:
         result.errors.append(FileProblem(folder.path, folder.code, folder.message))
     for source in sources:
-        for path, relative, problem in discover(source, site):
-            display = f"{_display_dir(source, site)}/{relative}"
-            if problem is not None:
-                result.errors.append(FileProblem(display, problem.code, problem.message))
-                continue
-            if on_file is not None:
-                on_file(display)
-            if is_partial_or_excluded(relative):
-                result.skipped.append(
-                    FileProblem(display, "partial", "partial or excluded file (not a page)")
-                )
-                continue
-            try:
-                parsed = builder.read(path, display)
-                if parsed.front_matter.get("draft") is True:
-                    result.skipped.append(
-                        FileProblem(display, "draft", "draft: true (absent from production)")
-                    )
-                    continue
-                document = builder.build(source, path, parsed)
-            except SourceError as exc:
-                result.errors.append(FileProblem(display, exc.code, exc.message, exc.line))
-                continue
-            except RecursionError:
-                result.errors.append(FileProblem(display, "markdown_invalid", "document nests too deeply"))
-                continue
-            result.documents.append(document)
+        for found in discover(source, site):
+            _read_found(found, source, site, builder, result, on_file)
     if built is not None:
         result.documents, result.manifest = reconcile(result.documents, built)
     for document in result.documents:
         result.chunks.extend(chunk_document(document, params))
     _check_duplicate_urls(result)
     return result
+
+
+def _read_found(
+    found: Found,
+    source: DocsSource,
+    site: SiteConfig,
+    builder: DocumentBuilder,
+    result: IngestResult,
+    on_file: Callable[[str], None] | None,
+) -> None:
+    """One discovered file into ``result``: a document, a skipped file, or an error."""
+    path, relative, problem = found
+    display = f"{_display_dir(source, site)}/{relative}"
+    if problem is not None:
+        result.errors.append(FileProblem(display, problem.code, problem.message))
+        return
+    if on_file is not None:
+        on_file(display)
+    if is_partial_or_excluded(relative):
+        result.skipped.append(FileProblem(display, "partial", "partial or excluded file (not a page)"))
+        return
+    try:
+        parsed = builder.read(path, display)
+        if parsed.front_matter.get("draft") is True:
+            result.skipped.append(FileProblem(display, "draft", "draft: true (absent from production)"))
+            return
+        document = builder.build(source, path, parsed)
+    except SourceError as exc:
+        result.errors.append(FileProblem(display, exc.code, exc.message, exc.line))
+        return
+    except RecursionError:
+        result.errors.append(FileProblem(display, "markdown_invalid", "document nests too deeply"))
+        return
+    result.documents.append(document)
 
 
 def _display_dir(source: DocsSource, site: SiteConfig) -> str:

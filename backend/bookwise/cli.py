@@ -537,7 +537,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from bookwise import validation
-    from bookwise.generation.answer import Answerer
+    from bookwise.generation.answer import Answerer, checked
     from bookwise.generation.events import AnswerTrace, Token
     from bookwise.generation.llm import LLMClient
     from bookwise.generation.models import ChatRequest, Page
@@ -546,30 +546,20 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
     # A selection or section scope is selected-text mode: without --selected-text it is refused
     # (the shared rules), never quietly answered from the whole book.
     selected = args.selected_text is not None or args.scope in ("selection", "section")
-    request = ChatRequest(
-        action=args.action,
-        question=args.question,
-        mode="selected_text" if selected else "normal",
-        scope=args.scope,
-        selected_text=args.selected_text or "",
-        page=Page(args.page_url, args.heading_id) if args.page_url else None,
-        filters=_filters(args) or None,
-        top_k=args.top_k,
-        request_id="cli",
-    )
-
-    # The rules the API applies (the Answerer checks them again), before the index is opened.
-    validation.chat(
-        asked=request.question,
-        mode=request.mode,
-        scope=request.scope,
-        selected_text=request.selected_text,
-        history=[],
-        top=request.top_k,
-        wanted=request.filters,
-        limits=validation.RequestLimits.from_settings(settings),
-        action=request.action,
-        page_url=args.page_url,
+    # The rules the API applies, checked before the index is opened.
+    request = checked(
+        ChatRequest(
+            action=args.action,
+            question=args.question,
+            mode="selected_text" if selected else "normal",
+            scope=args.scope,
+            selected_text=args.selected_text or "",
+            page=Page(args.page_url, args.heading_id) if args.page_url else None,
+            filters=_filters(args) or None,
+            top_k=args.top_k,
+            request_id="cli",
+        ),
+        validation.RequestLimits.from_settings(settings),
     )
 
     async def run() -> AnswerSummary:

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
@@ -90,7 +90,7 @@ class Answer:
 
 def ask(answerer: Answerer, question: str, **fields: Any) -> Answer:
     async def run() -> list[AnswerEvent]:
-        prepared = await answerer.prepare(ChatRequest(question=question, **fields))
+        prepared = await answerer.prepare(checked(ChatRequest(question=question, **fields), answerer.limits))
         return [event async for event in answerer.stream(prepared)]
 
     answer = Answer(anyio.run(run))

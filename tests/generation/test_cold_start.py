@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 
 from apiserver import build_book
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.models import ChatRequest
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
@@ -41,7 +41,9 @@ def test_the_first_question_does_not_time_out_while_the_model_loads_regression(t
     answerer = Answerer(settings, retriever, llm=None)
 
     async def first_answer() -> str:
-        prepared = await answerer.prepare(ChatRequest(question="What do quokkas eat in the morning?"))
+        prepared = await answerer.prepare(
+            checked(ChatRequest(question="What do quokkas eat in the morning?"), answerer.limits)
+        )
         events = [event async for event in answerer.stream(prepared)]
         return events[-1].name
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from bookwise.api.mcp import BookTools
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
@@ -58,7 +58,7 @@ class Answer:
 
 def ask(answerer: Answerer, question: str, **fields: Any) -> Answer:
     async def run() -> list[AnswerEvent]:
-        prepared = await answerer.prepare(ChatRequest(question=question, **fields))
+        prepared = await answerer.prepare(checked(ChatRequest(question=question, **fields), answerer.limits))
         return [event async for event in answerer.stream(prepared)]
 
     return Answer(anyio.run(run))

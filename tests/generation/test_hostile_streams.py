@@ -12,7 +12,7 @@ import pytest
 
 from apiserver import BOOK, Stream, chat, hash_settings, ingest_hashed
 from bookwise.api.app import create_app
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent, Sources
 from bookwise.generation.llm import Completion, LLMClient, Message
 from bookwise.generation.models import ChatRequest
@@ -120,7 +120,10 @@ def test_lone_surrogates_reaching_the_answerer_directly_still_give_encodable_eve
         llm = LLMClient(served.settings)
         try:
             answerer = Answerer(served.settings, served.retriever, llm)
-            return [event async for event in answerer.stream(await answerer.prepare(request))]
+            return [
+                event
+                async for event in answerer.stream(await answerer.prepare(checked(request, answerer.limits)))
+            ]
         finally:
             await llm.aclose()
 

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from bookwise.generation import answer
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent, Done, summarize
 from bookwise.generation.models import ChatRequest
 from bookwise.generation.outcome import declines
@@ -73,7 +73,10 @@ def test_answer_kind_is_carried_from_the_decision_not_read_from_the_text(
     )
 
     async def run() -> list[AnswerEvent]:
-        return [event async for event in answerer.stream(await answerer.prepare(request))]
+        return [
+            event
+            async for event in answerer.stream(await answerer.prepare(checked(request, answerer.limits)))
+        ]
 
     summary = summarize(anyio.run(run))
     done = summary.done

@@ -20,10 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from bookwise import validation
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
-from bookwise.validation import RequestLimits
 
 ShortText = Annotated[str, StringConstraints(max_length=200)]
 FilterValue = ShortText | Annotated[list[ShortText], Field(max_length=50)]
@@ -129,20 +127,9 @@ class FeedbackBody(Body):
         return self
 
 
-def chat_request(body: ChatBody, limits: RequestLimits, request_id: str) -> ChatRequest:
-    """The request the Answerer runs, once the shared rules (``bookwise.validation``) pass."""
-    validation.chat(
-        asked=body.question,
-        mode=body.mode,
-        scope=body.scope,
-        selected_text=body.selected_text or "",
-        history=[turn.content for turn in body.history],
-        top=body.top_k,
-        wanted=body.filters,
-        limits=limits,
-        action=body.action,
-        page_url=body.page.url if body.page else None,
-    )
+def chat_request(body: ChatBody, request_id: str) -> ChatRequest:
+    """The body as the Answerer's request; its content rules are checked next, by
+    ``bookwise.generation.answer.checked``."""
     page = body.page
     return ChatRequest(
         question=body.question,

@@ -1,6 +1,7 @@
 """One answer, in two phases: ``prepare`` (everything that can fail or be refused) and ``stream``.
 
-``prepare`` validates (``bookwise.validation``: the rules the API and the CLI share), rewrites a
+``checked`` applies the rules the API and the CLI share (``bookwise.validation``), once; ``prepare``
+takes only a checked request, rewrites a
 follow-up, retrieves (or locates a selection) and plans the answer; any error it raises is returned
 before a stream opens. ``stream`` yields the typed events of ``events.py``: ``meta``, ``sources``,
 ``token``…, then exactly one of ``done`` or ``error``. The API and ``bookwise ask`` both run this code.
@@ -20,6 +21,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
+from typing import NewType
 
 import anyio
 
@@ -67,15 +69,35 @@ WORDS_PER_TOKEN_EVENT = 6  # extractive answers are streamed in small pieces too
 _log = logging.getLogger("bookwise.generation")
 
 
-def _valid_request(request: ChatRequest) -> ChatRequest:
-    """The API refuses text with lone surrogates (422); `bookwise ask` and library callers get them
-    replaced, so no tokenizer, URL quoting or stream writer meets one."""
-    return replace(
+CheckedChat = NewType("CheckedChat", ChatRequest)
+"""A request that passed ``checked``: ``Answerer.prepare`` takes only these, so every entry checks
+once, before any work, and none twice."""
+
+
+def checked(request: ChatRequest, limits: RequestLimits) -> CheckedChat:
+    """``request`` once the shared rules (``bookwise.validation``) pass; every failure is
+    ``invalid_request``. The API refuses text with lone surrogates (422) before this;
+    ``bookwise ask`` and library callers get them replaced, so no tokenizer, URL quoting or stream
+    writer meets one."""
+    request = replace(
         request,
         question=valid_text(request.question),
         selected_text=valid_text(request.selected_text),
         history=tuple(Turn(t.role, valid_text(t.content), t.action) for t in request.history),
     )
+    validation.chat(
+        asked=request.question,
+        mode=request.mode,
+        scope=request.scope,
+        selected_text=request.selected_text,
+        history=[turn.content for turn in request.history],
+        top=request.top_k,
+        wanted=request.filters,
+        limits=limits,
+        action=request.action,
+        page_url=request.page.url if request.page else None,
+    )
+    return CheckedChat(request)
 
 
 def _pieces(text: str) -> list[str]:
@@ -123,21 +145,8 @@ class Answerer:
 
     # -- phase 1: before the stream -------------------------------------------------------------
 
-    async def prepare(self, request: ChatRequest) -> Prepared:
+    async def prepare(self, request: CheckedChat) -> Prepared:
         started = time.monotonic()
-        request = _valid_request(request)
-        validation.chat(
-            asked=request.question,
-            mode=request.mode,
-            scope=request.scope,
-            selected_text=request.selected_text,
-            history=[turn.content for turn in request.history],
-            top=request.top_k,
-            wanted=request.filters,
-            limits=self.limits,
-            action=request.action,
-            page_url=request.page.url if request.page else None,
-        )
         question = " ".join(request.question.split())
         scope = request.effective_scope
         selection = request.selected_text.strip()

@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 from bookwise.api.deps import Client, Reader, RequestId, ServicesDep
 from bookwise.api.logs import log_event
 from bookwise.api.schemas import ChatBody, chat_request
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent, AnswerSummary, AnswerTrace, Source, Sources
 from bookwise.generation.models import ChatRequest, Prepared
 from bookwise.insights.log import QuestionLog
@@ -50,7 +50,8 @@ async def chat(
     body: ChatBody, shared: ServicesDep, request_id: RequestId, client: Client, reader: Reader
 ) -> AnswerStream:
     asked_at = datetime.now(UTC)
-    question = chat_request(body, shared.limits, request_id)
+    request = chat_request(body, request_id)
+    question = checked(request, shared.limits)
     shared.slots.acquire(client, reader)
     released = threading.Event()
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from bookwise.errors import BookwiseError
 from bookwise.evaluation.retrieval import Question, SectionKey
-from bookwise.generation.answer import Answerer
+from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.citations import cited_numbers
 from bookwise.generation.events import DECLINED_KINDS, AnswerKind, AnswerSummary, AnswerTrace, outcome_of
 from bookwise.generation.models import ChatRequest, Page, Scope
@@ -64,7 +64,7 @@ async def _ask(answerer: Answerer, request: ChatRequest) -> AnswerRun:
     """One request through prepare + stream, its events collected."""
     scopes = (request.effective_scope,)
     try:
-        prepared = await answerer.prepare(request)
+        prepared = await answerer.prepare(checked(request, answerer.limits))
     except BookwiseError as refused:
         return AnswerRun(scopes, error=refused.code)
     trace = AnswerTrace()

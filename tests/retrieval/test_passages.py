@@ -165,3 +165,18 @@ def test_a_link_shown_as_code_was_cut_to_its_text_regression() -> None:
     assert "`[page](../plugins)`" in passage.text
     assert "See `theme-classic` and" in passage.text
     assert "``a ` tick [x](y.md)``" in passage.text
+
+
+def test_a_quote_stops_at_the_formula_before_the_sentence_that_defines_its_terms_regression() -> None:
+    """ "A simple but powerful model of a sensor is", `z = x + bias + noise`, then "where `x` is the
+    true value, the **bias** is…": the last part opens in lower case and was never quoted."""
+    text = (
+        "A simple but powerful model of a sensor is\n\n```text\nz = x + bias + noise\n```\n\n"
+        "where `x` is the true value, the **bias** is an offset that stays roughly constant, and the\n"
+        "**noise** changes randomly from one reading to the next.\n\n"
+        "Noise is usually described by its standard deviation."
+    )
+    found = passages_of(text)
+    assert found[0].kinds == ("prose", "code", "prose")
+    assert found[0].text.endswith("from one reading to the next.")
+    assert [p.text for p in found[1:]] == ["Noise is usually described by its standard deviation."]

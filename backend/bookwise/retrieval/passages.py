@@ -170,15 +170,22 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
         parts = [lead, unit] if lead is not None else [unit]
         following = units[i + 1] if i + 1 < len(units) else None
         introduced = following is not None and following.kind in ("list", "code", "table")
+        last = i
         if _introduces(unit) or _unfinished(unit):
             # "…the two steps are:" is only quoted with what it introduces.
             if introduced:
                 assert following is not None
                 parts.append(following)
+                last = i + 1
             elif (tab := _tab_after(units, i + 1)) is not None:
                 parts += tab
+                last = i + 2
             elif _introduces(unit):
                 continue
+        if parts[-1].kind == "code" and last + 1 < len(units) and _continues_sentence(units[last + 1]):
+            # "A simple model of a sensor is", the formula, then "where `x` is the true value, the
+            # **bias** is…": the sentence the formula sits in ends after it, with the definitions.
+            parts.append(units[last + 1])
         text = "\n\n".join(p.text for p in parts)
         if (not _substantial(unit) and len(parts) == 1) or (found and found[-1].text == text):
             continue
@@ -201,6 +208,14 @@ def _tab_after(units: list[Unit], start: int) -> list[Unit] | None:
     label, block = units[start], units[start + 1]
     is_label = label.kind == "prose" and _introduces(label) and len(label.text.split()) <= TAB_LABEL_WORDS
     return [label, block] if is_label and block.kind in ("list", "code", "table") else None
+
+
+_CONTINUATION = re.compile(r"^(?:where|which|with|whose|so that|and|or)\b")
+
+
+def _continues_sentence(unit: Unit) -> bool:
+    """Prose that goes on with the sentence of the block before it ("where `x` is the true value…")."""
+    return unit.kind == "prose" and bool(_CONTINUATION.match(unit.text.lstrip()))
 
 
 def _short(unit: Unit) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bookwise.generation.evidence import plan_passages
+from bookwise.generation.evidence import defines, plan_passages
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import Passage
@@ -136,3 +136,58 @@ def test_an_exercise_that_states_its_data_first_is_quoted_from_another_chapter_r
     plan = plan_passages(ranked, sources, (), retrieval_sufficient=True)
     assert [q.source for q in plan.quoted] == [1]
     assert "A robot with" not in " ".join(q.text for q in plan.quoted)
+
+
+def test_a_danger_box_is_quoted_after_the_answer_although_it_does_not_answer_regression(
+    section: SectionFactory,
+) -> None:
+    """The wall question's answer went on to the lab's "Danger: Real motors are not simulations"."""
+    sources = [section("Windup", "Windup.", 1), section("Before you start", "Danger.", 2)]
+    windup = scored(0, "This is integral windup, and the wall is why.", 1.0, coverage=0.6)
+    danger = ScoredPassage(
+        Passage(
+            1,
+            "**Danger: Real motors are not simulations**\n\nPut the robot on a stand.",
+            ("label", "prose"),
+            0,
+        ),
+        0.9,
+        dense=0.6,
+        coverage=0.3,
+    )
+    plan = plan_passages([windup, danger], sources, (), retrieval_sufficient=True)
+    assert [q.text for q in plan.quoted] == [windup.passage.text]
+    on_topic = ScoredPassage(danger.passage, 0.9, dense=0.6, coverage=0.7)
+    plan = plan_passages([windup, on_topic], sources, (), retrieval_sufficient=True)
+    assert len(plan.quoted) == 2
+
+
+def test_what_is_x_opens_with_a_passage_that_only_uses_x_regression(section: SectionFactory) -> None:
+    """ "What is odometry?" opened with "Odometry drifts, so…" over the sentence that defines it."""
+    sources = [section("Introduction", "Odometry drifts.", 1), section("The wheel odometry model", "x", 2)]
+    uses = scored(0, "Odometry drifts, so a robot must also look at its surroundings.", 1.0)
+    defining = ScoredPassage(
+        Passage(1, "Odometry applies the forward kinematics to measured wheel motion.", ("prose",), 0),
+        0.9,
+        dense=0.6,
+        coverage=0.8,
+    )
+    plan = plan_passages(
+        [uses, defining], sources, (), retrieval_sufficient=True, question="What is odometry?"
+    )
+    assert plan.quoted[0].text.startswith("Odometry applies")
+    assert plan.sources[0].heading == "The wheel odometry model"
+    # Another question about odometry keeps the best-scored passage first.
+    plan = plan_passages(
+        [uses, defining], sources, (), retrieval_sufficient=True, question="Why does odometry drift?"
+    )
+    assert plan.quoted[0].text.startswith("Odometry drifts")
+
+
+def test_defining_sentences_are_told_from_sentences_that_use_the_term() -> None:
+    assert defines("The **Kalman gain** `K` is between 0 and 1.", "Correct", False, "Kalman gain")
+    assert defines("A rigid transform is a rotation and a translation.", "Points", False, "rigid transform")
+    assert defines("Odometry, the sum of wheel motion, is smooth.", "Odometry", False, "odometry")
+    assert defines("Odometry applies the forward kinematics.", "The wheel odometry model", True, "odometry")
+    assert not defines("Odometry never gets better on its own.", "Why odometry drifts", True, "odometry")
+    assert not defines("Odometry drifts, so a robot must look around.", "Module 2", True, "odometry")

@@ -4,13 +4,165 @@ the chat declines."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import re
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from bookwise.generation.evidence import PassagePlan, plan_passages
+import numpy as np
+
+from bookwise.generation.evidence import EMPHASIS, PassagePlan, defines, plan_passages
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import without_solutions
 from bookwise.retrieval.models import RetrievalResult, SectionResult
-from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.passages import passages_of
+from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever
+from bookwise.retrieval.topics import defined_terms, stems, topic_phrases, topic_words
+
+# A phrase of the question (``topic_phrases``) is what it asks about when the phrase alone embeds this
+# close to the question: the bar retrieval uses for a single word the book never contains.
+PHRASE_COSINE = KEY_WORD_COSINE
+# The book names a phrase "in passing" when it occurs in at most this many of its sentences and in no
+# title, heading or page description: "unscented Kalman filters and particle filters are the usual
+# next step" is the one sentence of the example book on particle filters, and it explains nothing.
+PASSING_SENTENCES = 1
+# A phrase the book never names answers only from a passage that is about it: on our sets the best
+# passage of an answerable question sat from 0.35 to its phrase ("sensor reading", "average
+# direction"), that of a question about what the book never names below 0.34 ("model predictive
+# controller" 0.32 to the PID lab's wheel, "changelog page" 0.20).
+PHRASE_PASSAGE_COSINE = 0.35
+DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
+_SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class BookPhrases:
+    """Which runs of words the book holds: stems of adjacent words (stop words skipped), per sentence."""
+
+    pairs: frozenset[tuple[int, int]]
+    vocabulary: frozenset[str]
+    sentences: tuple[tuple[int, ...], ...]
+    labels: tuple[tuple[int, ...], ...]  # page titles, descriptions, headings, emphasized terms
+    pages: Mapping[str, frozenset[int]]  # each page's title and description, by its doc_path
+    known: frozenset[int]  # every stem of the book's text
+
+    @classmethod
+    def of(
+        cls, texts: Iterable[str], labels: Iterable[str], pages: Mapping[str, str] | None = None
+    ) -> BookPhrases:
+        unique = {part.strip().lower() for text in texts for part in _SENTENCE.split(text) if part.strip()}
+        vocabulary = {word for sentence in unique for word in _WORD.findall(sentence)}
+        sentences = tuple(stems(sentence) for sentence in sorted(unique))
+        pairs = frozenset(pair for s in sentences for pair in zip(s, s[1:], strict=False))
+        named = tuple(stems(label.lower()) for label in dict.fromkeys(labels) if label)
+        about = {path: frozenset(stems(text.lower())) for path, text in (pages or {}).items()}
+        known = frozenset(i for sentence in sentences for i in sentence)
+        return cls(pairs, frozenset(vocabulary), sentences, named, about, known)
+
+    def holds(self, phrase: Sequence[str]) -> bool:
+        """Whether any two neighbours of ``phrase`` stand together in the book ("windup" for "wind up")."""
+        words = [w.lower() for w in phrase]
+        ids = stems(" ".join(words))
+        if len(ids) != len(words):
+            return True  # a word BM25 drops: no claim about it
+        together = zip(ids, ids[1:], words, words[1:], strict=False)
+        return any((a, b) in self.pairs or left + right in self.vocabulary for a, b, left, right in together)
+
+    def mentions(self, phrase: Sequence[str]) -> tuple[int, bool]:
+        """In how many sentences the whole ``phrase`` occurs, and whether a title or heading names it."""
+        ids = stems(" ".join(w.lower() for w in phrase))
+        labelled = any(_contains(label, ids) for label in self.labels)
+        return sum(_contains(s, ids) for s in self.sentences), labelled
+
+
+def _contains(sequence: tuple[int, ...], run: Sequence[int]) -> bool:
+    n = len(run)
+    return any(sequence[i : i + n] == tuple(run) for i in range(len(sequence) - n + 1))
+
+
+_books: weakref.WeakKeyDictionary[Retriever, tuple[str, BookPhrases]] = weakref.WeakKeyDictionary()
+_books_lock = threading.Lock()
+
+
+def book_phrases(retriever: Retriever) -> BookPhrases:
+    """The loaded generation's ``BookPhrases``, built once per generation."""
+    version = retriever.index_version
+    with _books_lock:
+        known = _books.get(retriever)
+        if known is not None and known[0] == version:
+            return known[1]
+    chunks = retriever.chunk_payloads()
+    labels = [label for c in chunks for label in (c.title, c.description, c.heading_text)]
+    # A term the book introduces in bold or italics ("This is a **rigid transform**: …") is named.
+    labels += [a or b for c in chunks for a, b in EMPHASIS.findall(c.text)]
+    pages = {c.doc_path: f"{c.title} {c.description}" for c in chunks}
+    built = BookPhrases.of([f"{c.heading_text}\n{c.text}" for c in chunks], labels, pages)
+    with _books_lock:
+        _books[retriever] = (version, built)
+    return built
+
+
+async def book_phrases_ready(retriever: Retriever) -> None:
+    """Reads the book's phrases (``book_phrases``) in a worker thread, if not read for this generation:
+    about a second of CPU on redux, which a first question's retrieval deadline should not carry."""
+    await retriever.arun(functools.partial(book_phrases, retriever))
+
+
+def _cosines(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """The cosine of each vector after the first to the first."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1)
+    norms = np.where(norms > 0, norms, 1.0)
+    return [float(v) for v in (matrix[1:] @ matrix[0]) / (norms[1:] * norms[0])]
+
+
+def unnamed_topics(
+    retriever: Retriever, query: str, best_text: str, sources: Sequence[SectionResult]
+) -> tuple[list[str], bool]:
+    """What ``query`` asks about that the book never names as a phrase, though each word occurs alone
+    ("model predictive controller"), unless a section found holds every word of it (with its heading
+    and its page's title and description) or the best passage, ``best_text``, embeds close to it; and
+    whether the book names something the query asks about only in passing ("particle filter")."""
+    phrases = topic_phrases(query)
+    if not phrases:
+        return [], False
+    book = book_phrases(retriever)
+    # Each word of the phrase occurs in the book: a word it never contains is retrieval's to judge
+    # (``asks_unknown``); measured, "gutter numbers shown" declined a question the gutter page answers.
+    absent = [p for p in phrases if not book.holds(p) and set(stems(" ".join(p))) <= book.known]
+    # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
+    # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
+    alone = topic_words(query)
+    passing = [
+        p
+        for p in phrases
+        if p not in absent and alone <= {w.lower() for w in p} and _in_passing(book.mentions(p))
+    ]
+    asked = absent + passing
+    if not asked:
+        return [], False
+    texts = [" ".join(p) for p in asked]
+    vectors = retriever.embedder.embed_documents([" ".join(query.split()), *texts])
+    central = [p for p, cosine in zip(asked, _cosines(vectors), strict=True) if cosine >= PHRASE_COSINE]
+    # "danger callout": the admonitions page, "Handling admonitions/callouts", has `:::danger`.
+    held = [
+        set(stems(" ".join((s.title, s.heading_text, s.text)))) | book.pages.get(s.doc_path, frozenset())
+        for s in sources
+    ]
+    unnamed = [p for p in central if p in absent and not any(set(stems(" ".join(p))) <= h for h in held)]
+    if unnamed:
+        about = retriever.embedder.embed_documents([best_text, *(" ".join(p) for p in unnamed)])
+        close = _cosines(about)
+        unnamed = [p for p, cosine in zip(unnamed, close, strict=True) if cosine < PHRASE_PASSAGE_COSINE]
+    return [" ".join(p) for p in unnamed], any(p in passing for p in central)
+
+
+def _in_passing(mentions: tuple[int, bool]) -> bool:
+    sentences, labelled = mentions
+    return 0 < sentences <= PASSING_SENTENCES and not labelled
 
 
 async def passage_plan(
@@ -24,8 +176,9 @@ async def passage_plan(
     asks_unknown: bool = False,
 ) -> PassagePlan:
     """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false)."""
+    sources = [*sources, *await _defining_sections(retriever, query, sources)]
     ranked = without_solutions(await retriever.arank_passages(query, sources), sources)
-    return plan_passages(
+    plan = plan_passages(
         ranked,
         sources,
         history,
@@ -34,6 +187,40 @@ async def passage_plan(
         asks_unknown=asks_unknown,
         question=query,
     )
+    if not plan.sufficient or plan.best is None:
+        return plan
+    # The passages' scores say the book answers; whether they answer *this* question also depends on
+    # whether the book names what it asks about: each word of "model predictive controller" occurs in
+    # the example book, the phrase never, and the PID lab's wheel scored well on "tune" and "controller".
+    best = plan.best
+    unnamed, passing = await retriever.arun(
+        functools.partial(unnamed_topics, retriever, query, best.passage.text, sources)
+    )
+    if not unnamed and not passing:
+        return plan
+    return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=tuple(unnamed))
+
+
+async def _defining_sections(
+    retriever: Retriever, query: str, sources: Sequence[SectionResult]
+) -> list[SectionResult]:
+    """For "What is odometry?", the section that defines the term when the search left it out: the
+    question's other words ("what is") carried "Why odometry drifts" and the introduction above "The
+    wheel odometry model". The term alone is searched, and its sections that define it are added."""
+    added: list[SectionResult] = []
+    known = {s.section_id for s in sources}
+    for term in defined_terms(query):
+        found = await retriever.asearch(term, top_k=DEFINING_SEARCH)
+        for section in found.sections:
+            if section.section_id in known:
+                continue
+            passages = passages_of(section.text)
+            first = passages[0].text if passages else ""
+            if any(defines(p.text, section.heading_text, p.text == first, term) for p in passages):
+                known.add(section.section_id)
+                added.append(section)
+                break
+    return added
 
 
 async def covers(retriever: Retriever, result: RetrievalResult) -> bool:

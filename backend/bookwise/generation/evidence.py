@@ -17,11 +17,20 @@ on "map" and "room").
 
 A list of an exercise section is never quoted, whatever it says: an exercise that states its data
 before it asks reads as an answer to a question about that data. (Only its lists: a FAQ heading such
-as "Will having one state tree cause memory problems?" reads as an exercise heading.)
+as "Will having one state tree cause memory problems?" reads as an exercise heading.) A box that
+warns (danger, warning, caution) is quoted after the best passage only when it holds the question's
+terms as well as that passage does: the wall question's answer went on to the lab's "Real motors are
+not simulations".
+
+A question that asks what something is ("What is odometry?") leads with the passage that defines it,
+when one scores near the best: a sentence "X is …", a bold or italic introduction of X, or the
+opening of a section whose heading names X. "Odometry drifts, so…" scored above "Odometry applies
+the forward kinematics to measured rather than commanded wheel motion…".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +40,7 @@ from bookwise.generation.study import is_exercise_section
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.snippets import flat
+from bookwise.retrieval.topics import defined_terms, stems
 
 FAR_BELOW = 0.3  # a source whose best passage scores this far under the best one is not listed
 # Passage evidence: the best passage's cosine plus half its term coverage. Chosen on eval/ (redux-extra,
@@ -43,6 +53,15 @@ FULL_COVERAGE_TERMS = 2  # …or when one passage holds every named term of a qu
 # A question naming something the book never mentions ("deploy to Firebase", "write in AsciiDoc") is
 # answered only from a better passage than others need: halfway between the two bars above.
 UNKNOWN_NAME_EVIDENCE = (ANSWER_EVIDENCE + STRONG_EVIDENCE) / 2
+_WARNING_BOX = re.compile(r"^\*\*(?:danger|warning|caution)\b", re.IGNORECASE)
+# A passage that defines what the question asks about leads when it scores this close to the best one
+# (the margin within which a further passage is quoted at all).
+DEFINITION_MARGIN = 0.3
+EMPHASIS = re.compile(r"\*\*([^*\n]{1,60})\*\*|(?<![*\w])[*_]([^*_\n]{1,60})[*_](?![*\w])")
+_IS = frozenset("is are means mean refers denotes describes".split())
+_QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
+_SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -51,10 +70,15 @@ class PassagePlan:
     quoted: list[Quoted]
     sufficient: bool
     best: ScoredPassage | None
+    unknown_names: tuple[str, ...] = ()  # what the question asks about that the book never names
 
 
 def _shown_before(history: Sequence[Turn]) -> str:
     return " ".join(flat(t.content) for t in history if t.role == "assistant")
+
+
+def _off_target_warning(passage: ScoredPassage, best: ScoredPassage) -> bool:
+    return bool(_WARNING_BOX.match(passage.passage.text.lstrip())) and passage.coverage < best.coverage
 
 
 def evidence(passage: ScoredPassage) -> float:
@@ -74,6 +98,54 @@ def answers(
         return evidence(best) >= (UNKNOWN_NAME_EVIDENCE if names_unknown else ANSWER_EVIDENCE)
     holds_every_term = best.coverage >= 0.999 and best.query_terms >= FULL_COVERAGE_TERMS
     return evidence(best) >= STRONG_EVIDENCE or holds_every_term
+
+
+def _within(run: Sequence[int], sequence: Sequence[int]) -> bool:
+    n = len(run)
+    return any(tuple(sequence[i : i + n]) == tuple(run) for i in range(len(sequence) - n + 1))
+
+
+def defines(text: str, heading: str, first_of_section: bool, term: str) -> bool:
+    """Whether ``text`` defines ``term``: "X is …" (or "X, the …, is …"), X in bold or italics, or
+    the opening passage of a section whose heading names X ("The wheel odometry model")."""
+    run = stems(term)
+    if not run:
+        return False
+    if any(stems(a or b) == run for a, b in EMPHASIS.findall(text)):
+        return True
+    for sentence in _SENTENCE.split(text):
+        lead = _ARTICLE.sub("", sentence.strip(" >*_#-`"))
+        words = re.findall(r"[\w-]+|,", lead.lower())
+        for end in range(1, min(len(words), 6)):
+            if stems(" ".join(words[:end])) != run:
+                continue
+            after = words[end] if end < len(words) else ""
+            if after in _IS or after == ",":
+                return True
+    named = stems(heading)
+    asked = heading.split()[:1] and heading.split()[0].lower() in _QUESTION_HEADING
+    return first_of_section and not asked and _within(run, named) and _within(run, stems(text))
+
+
+def _definition_first(
+    fresh: list[ScoredPassage], sources: Sequence[SectionResult], question: str
+) -> list[ScoredPassage]:
+    """``fresh`` with the best passage that defines what ``question`` asks about first, if any."""
+    terms = defined_terms(question)
+    if not terms or not fresh:
+        return fresh
+    firsts: dict[int, int] = {}
+    for p in fresh:
+        key = p.passage.section
+        firsts[key] = min(firsts.get(key, p.passage.position), p.passage.position)
+    for p in fresh:
+        if p.score < fresh[0].score - DEFINITION_MARGIN:
+            break
+        heading = sources[p.passage.section].heading_text
+        first = p.passage.position == firsts[p.passage.section]
+        if any(defines(p.passage.text, heading, first, term) for term in terms):
+            return [p, *(q for q in fresh if q is not p)]
+    return fresh
 
 
 def plan_passages(
@@ -103,7 +175,8 @@ def plan_passages(
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    chosen = choose(fresh)
+    lead = _definition_first(fresh, sources, question)
+    chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}
     for scored in ranked:

@@ -6,8 +6,10 @@ follow-up or a question about a selection has to borrow its topic from the conve
 
 from __future__ import annotations
 
+import functools
 import re
 
+from bookwise.index.sparse import Bm25Encoder
 from bookwise.retrieval.snippets import STOP_WORDS, words
 
 # Words that ask for a kind of answer, or point back, without naming anything in the book.
@@ -64,3 +66,80 @@ def named_words(query: str) -> list[str]:
         if inner_capital or (word[0].isupper() and not starts_sentence):
             found.append(word)
     return list(dict.fromkeys(found))
+
+
+# A run of a question's words names one thing when two or three of them stand together with no stop
+# word, generic word, punctuation or hyphenated word between them: "model predictive controller",
+# "particle filter". Longer runs are clauses ("wheel overshot wildly once"), not names.
+# Words that join a clause rather than a name ("danger callout inside an info callout", "wind up").
+_NOT_IN_NAMES = frozenset(
+    "inside outside into onto through before after behind beside next without within once twice just only "
+    "very really actually always never up down off out over under was were been being has have had will "
+    "would could may might must shall not no".split()
+)
+_RUN_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-'’][A-Za-z0-9_]+)*|[^\sA-Za-z0-9_]")
+PHRASE_WORDS = (2, 3)
+
+
+def topic_phrases(query: str) -> list[tuple[str, ...]]:
+    """The runs of ``query``'s topic words that may name one thing together, each as its words."""
+    found: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for token in [*_RUN_TOKEN.findall(query), "."]:
+        lower = token.lower()
+        plain = lower.isascii() and (lower.isalnum() or "_" in lower) and not lower.isdigit()
+        if plain and len(lower) > 1 and lower not in STOP_WORDS | GENERIC | _NOT_IN_NAMES:
+            run.append(token)
+            continue
+        if PHRASE_WORDS[0] <= len(run) <= PHRASE_WORDS[1]:
+            found.append(tuple(run))
+        run = []
+    return list(dict.fromkeys(found))
+
+
+_BM25 = Bm25Encoder()
+_STEM_WORD = re.compile(r"[a-z0-9_]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> int | None:
+    ids = _BM25.query(word).indices
+    return ids[0] if len(ids) == 1 else None
+
+
+def stems(text: str) -> tuple[int, ...]:
+    """The BM25 stems (as ids) of ``text``'s words in order, stop words left out: "particle filters"
+    and "particle filter" are one run."""
+    return tuple(
+        i for w in _STEM_WORD.findall(text.lower()) if w not in STOP_WORDS and (i := _stem(w)) is not None
+    )
+
+
+# "What is odometry?", "What's a rigid transform?", "What does Ku mean?", "Define bias.": the question
+# asks what something is; "the difference between bias and noise" asks it of two things.
+_DEFINITION = re.compile(
+    r"^(?:what|who)(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<is>[^?]+?)\s*\??$"
+    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<mean>[^?]+?)\s+mean\s*\??$"
+    r"|^define\s+(?:an?\s+|the\s+)?(?P<define>[^?.]+?)\s*[.?]?$",
+    re.IGNORECASE,
+)
+_DIFFERENCE = re.compile(
+    r"\bdifference\s+between\s+(?:an?\s+|the\s+)?(?P<a>[\w`-]+(?:\s+[\w`-]+)?)\s+and\s+"
+    r"(?:an?\s+|the\s+)?(?P<b>[\w`-]+)",
+    re.IGNORECASE,
+)
+DEFINED_MAX_WORDS = 4  # "What is a step-by-step way to pick the gains…" asks for a method, not a definition
+
+
+def defined_terms(question: str) -> list[str]:
+    """The terms ``question`` asks the definition of: ["odometry"] for "What is odometry?"."""
+    text = " ".join(question.split())
+    difference = _DIFFERENCE.search(text)
+    if difference is not None:
+        found = [difference.group("a"), difference.group("b")]
+    elif (asked := _DEFINITION.match(text)) is not None:
+        found = [next(g for g in asked.groups() if g)]
+    else:
+        return []
+    terms = [t.strip("` ") for t in found]
+    return [t for t in terms if t and len(t.split()) <= DEFINED_MAX_WORDS and stems(t)]

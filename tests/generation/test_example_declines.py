@@ -179,3 +179,69 @@ def test_mcp_search_reports_covered_for_a_question_the_chat_declines_regression(
         found = anyio.run(tools.search, question, {}, None)
         assert found["covered"] is covered, question
         assert (ask(book, question).kind == "not_covered") is not covered, question
+
+
+def test_a_near_topic_question_whose_phrase_the_book_never_names_is_answered_regression(
+    book: Answerer,
+) -> None:
+    """ "How do I tune a model predictive controller?" quoted the lab's wheel, then `pid_lab.py`: the
+    book has "model", "predict" and "controller", never "model predictive controller"."""
+    answer = ask(book, "How do I tune a model predictive controller?")
+    assert answer.kind == "not_covered", answer.text
+    assert "never mentions “model predictive controller”" in answer.text
+
+
+def test_a_topic_the_book_names_only_in_passing_is_answered_regression(book: Answerer) -> None:
+    """ "How does a particle filter work?" quoted "Its third column…": the book's one sentence on
+    particle filters says they are "the usual next step", and explains nothing."""
+    answer = ask(book, "How does a particle filter work?")
+    assert answer.kind == "not_covered", answer.text
+
+
+def test_a_term_the_book_introduces_in_bold_once_is_still_answered(book: Answerer) -> None:
+    answer = ask(book, "What is a rigid transform?")
+    assert answer.kind == "extractive", answer.text
+    assert "This is a **rigid transform**" in answer.text
+
+
+def test_what_is_odometry_opens_with_odometry_drifts_regression(book: Answerer) -> None:
+    """It opened with the introduction's "Odometry drifts, so…", and "The wheel odometry model", whose
+    first sentence says what odometry is, was not among the sources."""
+    answer = ask(book, "What is odometry?")
+    assert answer.kind == "extractive", answer.text
+    first = answer.text.split("\n\n")[1]
+    assert first.startswith("> Odometry applies the forward kinematics"), answer.text
+    assert answer.sources[0].heading == "The wheel odometry model"
+
+
+def test_the_bias_and_noise_definition_never_appears_and_a_quote_stops_at_the_formula_regression(
+    book: Answerer,
+) -> None:
+    """A quote ended at `z = x + bias + noise`: the sentence that defines both ("where `x` is the true
+    value, the **bias** is an offset…") opens in lower case after the formula and was dropped."""
+    answer = ask(book, "What is the difference between bias and noise in a sensor reading?")
+    assert answer.kind == "extractive", answer.text
+    first = answer.text.split("\n\n> **Tip")[0]
+    assert "z = x + bias + noise" in first
+    assert "the **bias** is an offset that stays roughly constant" in answer.flat
+
+
+def test_the_wall_question_quotes_the_labs_danger_box_regression(book: Answerer) -> None:
+    """After the windup passage it quoted "Danger: Real motors are not simulations", a warning about
+    tuning on a real robot that shares only "wheel" and "robot" with the question."""
+    answer = ask(book, WALL)
+    assert answer.kind == "extractive", answer.text
+    assert "integral windup" in answer.flat
+    assert "Real motors are not simulations" not in answer.text
+
+
+def test_mcp_search_reports_covered_for_a_near_topic_question_regression(
+    example_local: Settings, retriever: Retriever
+) -> None:
+    async def opened() -> Retriever:
+        return retriever
+
+    tools = BookTools(opened, RequestLimits.from_settings(example_local))
+    for question in ("How do I tune a model predictive controller?", "How does a particle filter work?"):
+        found = anyio.run(tools.search, question, {}, None)
+        assert found["covered"] is False, question

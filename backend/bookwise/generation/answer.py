@@ -28,7 +28,7 @@ import anyio
 from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
-from bookwise.generation.coverage import passage_plan
+from bookwise.generation.coverage import book_phrases_ready, passage_plan
 from bookwise.generation.events import (
     AnswerEvent,
     Done,
@@ -164,8 +164,11 @@ class Answerer:
         else:
             query = SearchQuery(question, rewritten=False, method="as_asked")
 
-        # Loading the embedding model (first request, CLI start) is no part of the retrieval deadline.
+        # Loading the embedding model (first request, CLI start) is no part of the retrieval deadline,
+        # nor is reading the book's phrases once per index generation (the answer without a model).
         await self.retriever.awarm()
+        if self.llm is None and scope != "selection":
+            await book_phrases_ready(self.retriever)
         mark = time.monotonic()
         located: SectionResult | None = None
         passages: PassagePlan | None = None
@@ -200,6 +203,7 @@ class Answerer:
                         asks_unknown=asks_unknown,
                     )
                     sources, sufficient = passages.sources, passages.sufficient
+                    unknown_names = (*unknown_names, *passages.unknown_names)
         except TimeoutError as error:
             raise RetrievalTimeoutError("retrieval took too long; try again") from error
         retrieval_ms = (time.monotonic() - mark) * 1000

@@ -1,10 +1,13 @@
 """The keystroke search's parts that need no index: how a typed query is read, how the word being
-typed completes, and where the matched words stand in a snippet."""
+typed completes, how the dense channel ranks sections by their passages, and where the matched words
+stand in a snippet."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from bookwise.ingest.payload import ChunkPayload
-from bookwise.retrieval.instant import ParsedQuery, SectionIndex, snippet
+from bookwise.retrieval.instant import ParsedQuery, PassageVectors, SectionIndex, snippet
 
 
 def payload(page: str, anchor: str, heading: str, text: str, **extra: str) -> ChunkPayload:
@@ -76,3 +79,16 @@ def test_a_stop_word_being_typed_is_that_word_not_the_words_it_begins() -> None:
     # A prefix that is a whole word already ("filter") may be finished: its longer words count less.
     assert dict(index.terms(ParsedQuery.parse("filter"))[0]) == {"filter": 1.0, "filtering": 0.5}
     assert dict(index.terms(ParsedQuery.parse("filt"))[0]) == {"filter": 0.8, "filtering": 0.8}
+
+
+def test_a_section_with_two_close_passages_outranks_one_with_a_single_closer_one() -> None:
+    def unit(cosine: float) -> list[float]:  # a vector at this cosine to the query (1, 0)
+        return [cosine, float(np.sqrt(1 - cosine**2))]
+
+    owners = np.array([1, 0, 0, 2], dtype=np.intp)
+    vectors = np.array([unit(0.9), unit(0.85), unit(0.8), unit(0.1)], dtype=np.float32)
+    passages = PassageVectors(owners, vectors, sections=3)
+    assert passages.rank([1.0, 0.0], None, 3) == [0, 1, 2]  # 0.85 + 0.1 * 0.8 > 0.9
+    only = np.array([False, True, True])
+    assert passages.rank([1.0, 0.0], only, 3) == [1, 2]  # the reader's version or locale only
+    assert passages.rank([1.0, 0.0, 0.0], None, 3) is None  # a query vector of another model

@@ -56,6 +56,7 @@ RRF_K = 20  # reciprocal-rank fusion of the lexical and dense rankings
 # better guide (measured: scripts/bench_instant_search.py quality).
 DENSE_FULL_WORDS = 3
 DENSE_TOP_K = 10
+SECOND_PASSAGE_WEIGHT = 0.1  # of a section's second best passage, added to its best one's cosine
 DENSE_CACHE = 512  # dense rankings kept, by (generation, complete words, filters)
 SNIPPET_CHARS = 160
 COMPLETION_CACHE = 50_000  # typed prefixes whose completions are kept (cleared when full)
@@ -393,10 +394,10 @@ class InstantResult:
 class PassageVectors:
     """The book's passages as the ingest embedded them, each owned by a section of the ``SectionIndex``.
 
-    The dense channel of a keystroke ranks sections by their best passage's cosine to the query: a
-    product of one matrix and the query vector, instead of a search of the index (its hybrid query,
-    grouping, assembly and probes, most of the cost of a question's retrieval and not needed to
-    order a list of headings).
+    The dense channel of a keystroke ranks sections by their best passage's cosine to the query (and a
+    little of their second best's): a product of one matrix and the query vector, instead of a search
+    of the index (its hybrid query, grouping, assembly and probes, most of the cost of a question's
+    retrieval and not needed to order a list of headings).
     """
 
     def __init__(self, owners: npt.NDArray[np.intp], vectors: npt.NDArray[np.float32], sections: int) -> None:
@@ -405,6 +406,7 @@ class PassageVectors:
         self.vectors = vectors[order]
         self.starts = np.flatnonzero(np.r_[True, self.owners[1:] != self.owners[:-1]])
         self.holders = self.owners[self.starts]  # the sections that have passages, in order
+        self.segment = np.cumsum(np.r_[False, self.owners[1:] != self.owners[:-1]])  # passage -> holder
         self.sections = sections
 
     @classmethod
@@ -441,6 +443,9 @@ class PassageVectors:
         norm = float(np.linalg.norm(vector))
         cosines = self.vectors @ (vector / (norm or 1.0))
         best = np.maximum.reduceat(cosines, self.starts)
+        # A section with a second passage close to the query is more about it than one close passage.
+        second = np.maximum.reduceat(np.where(cosines == best[self.segment], -1.0, cosines), self.starts)
+        best = best + SECOND_PASSAGE_WEIGHT * np.maximum(second, 0.0)
         holders = self.holders
         if mask is not None:
             keep = mask[holders]

@@ -29,8 +29,17 @@ RUN python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb
 print("\n".join(p["dependencies"]))' >/tmp/requirements.txt \
  && /opt/bookwise/bin/pip install --quiet -r /tmp/requirements.txt
 COPY . /src
+# What only installing or testing uses goes, so the image holds what serving runs (about 50 MB): pip
+# and setuptools, the packages' own test suites, and ONNX Runtime's model-conversion tools (the
+# quantizer, the transformer optimizer: the server only runs a model the ingest exported).
 RUN /opt/bookwise/bin/pip install --quiet /src \
- && /opt/bookwise/bin/bookwise --help >/dev/null
+ && /opt/bookwise/bin/pip uninstall --quiet --yes pip setuptools \
+ && cd /opt/bookwise/lib/python3*/site-packages \
+ && find . -type d -name tests -prune -exec rm -rf {} + \
+ && rm -rf onnxruntime/transformers onnxruntime/tools onnxruntime/quantization onnxruntime/datasets \
+      /opt/bookwise/bin/onnxruntime_test \
+ && /opt/bookwise/bin/bookwise --help >/dev/null \
+ && /opt/bookwise/bin/python -c 'import bookwise.api.app, onnxruntime, numpy, tokenizers, qdrant_edge'
 
 FROM venv AS build
 # The CPU-only torch index; without it pip installs torch with CUDA (several GB of unused libraries).

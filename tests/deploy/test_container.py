@@ -42,12 +42,23 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ("podman", "buildah", "mmdebstrap", "runc")
 APT_INSTALL = "apt-get install -y --no-install-recommends podman buildah mmdebstrap runc"
 BASE_PACKAGES = ("ca-certificates", "python3", "python3-venv")
-# The packages are in the tag: a different list makes a new base instead of reusing a stale one.
+# As Debian's own slim images are made: no recommended packages, /usr merged by mmdebstrap's hook
+# rather than by the usrmerge package (which pulls in perl, 46 MB), and no documentation, manual pages
+# or translations (about 50 MB); the copyright files stay.
+BASE_OPTIONS = (
+    '--aptopt=APT::Install-Recommends "false"',
+    "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
+    *(f"--dpkgopt=path-exclude=/usr/share/{folder}/*" for folder in ("doc", "man", "info", "locale")),
+    "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+)
+# The packages and options are in the tag: a different list makes a new base instead of reusing a stale one.
 BASE_IMAGE = (
     "localhost/bookwise-test-base:bookworm-"
-    + hashlib.sha256(" ".join(BASE_PACKAGES).encode()).hexdigest()[:12]
+    + hashlib.sha256(" ".join(BASE_PACKAGES + BASE_OPTIONS).encode()).hexdigest()[:12]
 )
 IMAGE = "localhost/bookwise-test:latest"
+SERVER_IMAGE = "localhost/bookwise-test-server:latest"  # the Dockerfile's `server` target: no torch
+SERVER_IMAGE_MAX_MB = 500
 RUN_FLAGS = ["--runtime", "runc", "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
 QUESTION = "What are the two steps of the Kalman filter?"
 READY_WITHIN_S = 180
@@ -87,7 +98,7 @@ def _base_image(scratch: Path) -> str:
         if subprocess.run(["podman", "image", "exists", BASE_IMAGE], check=False).returncode != 0:
             rootfs = scratch / "rootfs.tar"
             _run(
-                ["mmdebstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
+                ["mmdebstrap", "--variant=minbase", *BASE_OPTIONS, f"--include={','.join(BASE_PACKAGES)}",
                  "bookworm", str(rootfs)],
                 timeout=BUILD_TIMEOUT_S,
             )  # fmt: skip
@@ -121,10 +132,10 @@ def _pip_config_mounts() -> list[str]:
     return mounts
 
 
-def _build_image(base: str) -> str:
+def _build_image(base: str, tag: str, target: str | None = None) -> str:
     with _lock("bookwise-test-image"):
         before = subprocess.run(
-            ["podman", "image", "inspect", "--format", "{{.Id}}", IMAGE],
+            ["podman", "image", "inspect", "--format", "{{.Id}}", tag],
             capture_output=True, text=True, check=False,
         ).stdout.strip()  # fmt: skip
         _run(
@@ -133,10 +144,11 @@ def _build_image(base: str) -> str:
              # torch as scripts/install gets it, from pip's configuration (which must offer CPU torch
              # there too); the Dockerfile's default, PyTorch's own index, is not reachable here.
              "--build-arg", "TORCH_INDEX_URL=",
-             *_pip_config_mounts(), "-t", IMAGE, str(ROOT)],
+             *(["--target", target] if target else []),
+             *_pip_config_mounts(), "-t", tag, str(ROOT)],
             timeout=BUILD_TIMEOUT_S,
         )  # fmt: skip
-        after = _run(["podman", "image", "inspect", "--format", "{{.Id}}", IMAGE]).stdout.strip()
+        after = _run(["podman", "image", "inspect", "--format", "{{.Id}}", tag]).stdout.strip()
         if before and before != after:  # the previous build, now untagged: not kept around
             subprocess.run(["podman", "rmi", before], capture_output=True, check=False)
         # Build-stage layers are the cache of the next build, but each pyproject.toml change leaves a
@@ -144,16 +156,33 @@ def _build_image(base: str) -> str:
         subprocess.run(
             ["podman", "image", "prune", "--force", "--filter", "until=48h"], capture_output=True, check=False
         )
-    return IMAGE
+    return tag
+
+
+def _size_mb(image: str) -> float:
+    return int(_run(["podman", "image", "inspect", "--format", "{{.Size}}", image]).stdout) / 1e6
 
 
 @pytest.fixture(scope="module")
-def image(tmp_path_factory: pytest.TempPathFactory) -> str:
+def base(tmp_path_factory: pytest.TempPathFactory) -> str:
     _ensure_tools()
+    return _base_image(tmp_path_factory.mktemp("base"))
+
+
+@pytest.fixture(scope="module")
+def image(base: str) -> str:
     started = time.monotonic()
-    built = _build_image(_base_image(tmp_path_factory.mktemp("base")))
-    size = int(_run(["podman", "image", "inspect", "--format", "{{.Size}}", built]).stdout)
-    print(f"\nimage {built}: {size / 1e6:.0f} MB, base and build {time.monotonic() - started:.0f} s")
+    built = _build_image(base, IMAGE)
+    print(f"\nimage {built}: {_size_mb(built):.0f} MB, base and build {time.monotonic() - started:.0f} s")
+    return built
+
+
+@pytest.fixture(scope="module")
+def server_image(base: str) -> str:
+    started = time.monotonic()
+    built = _build_image(base, SERVER_IMAGE, target="server")
+    print(f"\nimage {built}: {_size_mb(built):.0f} MB (base {_size_mb(base):.0f} MB), "
+          f"build {time.monotonic() - started:.0f} s")  # fmt: skip
     return built
 
 
@@ -197,13 +226,17 @@ class Served:
     ingest_report: str
 
 
+@dataclass(frozen=True)
+class Ingested:
+    volume: str
+    report: str
+
+
 @pytest.fixture(scope="module")
-def served(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The example book ingested by a one-off container into a named volume, then served from it by
-    another container published on loopback."""
+def ingested(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ingested]:
+    """The example book ingested by a one-off container of the full image into a named volume."""
     site = _copy_example(build_example(), tmp_path_factory.mktemp("example") / "site")
-    run_id = uuid.uuid4().hex[:10]
-    volume, container = f"bookwise-test-data-{run_id}", f"bookwise-test-{run_id}"
+    volume = f"bookwise-test-data-{uuid.uuid4().hex[:10]}"
     _run(["podman", "volume", "create", volume])
     try:
         ingest = _run(
@@ -213,19 +246,41 @@ def served(image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
              image, "bookwise", "ingest", "/site", "--manifest", f"/site/build/{MANIFEST_NAME}", "--strict"],
             timeout=900,
         )  # fmt: skip
-        port = free_port()
-        _run(
-            ["podman", "run", "--detach", "--name", container, *RUN_FLAGS,
-             "--health-interval", "disable",  # no systemd timer here; checks are run by the test
-             "-v", f"{volume}:/data", "-p", f"127.0.0.1:{port}:8000", image],
-        )  # fmt: skip
-        try:
-            url = f"http://127.0.0.1:{port}"
-            yield Served(url, container, _wait_ready(url, container), ingest.stdout)
-        finally:
-            subprocess.run(["podman", "rm", "--force", "--time", "5", container], capture_output=True)
+        yield Ingested(volume, ingest.stdout)
     finally:
         subprocess.run(["podman", "volume", "rm", "--force", volume], capture_output=True)
+
+
+@contextmanager
+def _serving(image: str, ingested: Ingested) -> Iterator[Served]:
+    """A container of ``image`` serving the volume, published on loopback."""
+    container = f"bookwise-test-{uuid.uuid4().hex[:10]}"
+    port = free_port()
+    _run(
+        ["podman", "run", "--detach", "--name", container, *RUN_FLAGS,
+         "--health-interval", "disable",  # no systemd timer here; checks are run by the test
+         "-v", f"{ingested.volume}:/data", "-p", f"127.0.0.1:{port}:8000", image],
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        yield Served(url, container, _wait_ready(url, container), ingested.report)
+    finally:
+        subprocess.run(["podman", "rm", "--force", "--time", "5", container], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def served(image: str, ingested: Ingested) -> Iterator[Served]:
+    """The example book served from the volume by the full image."""
+    with _serving(image, ingested) as serving:
+        yield serving
+
+
+def _ask(url: str) -> list[tuple[str, Any]]:
+    with httpx.Client(timeout=60) as client:
+        with client.stream("POST", f"{url}/api/chat", json={"question": QUESTION}) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            return list(parse_sse(response.iter_lines()))
 
 
 def test_one_off_ingest_fills_the_volume_the_server_reads(served: Served) -> None:
@@ -237,11 +292,7 @@ def test_one_off_ingest_fills_the_volume_the_server_reads(served: Served) -> Non
 
 
 def test_answers_over_sse_with_sources(served: Served) -> None:
-    with httpx.Client(timeout=60) as client:
-        with client.stream("POST", f"{served.url}/api/chat", json={"question": QUESTION}) as response:
-            assert response.status_code == 200
-            assert response.headers["content-type"].startswith("text/event-stream")
-            events = list(parse_sse(response.iter_lines()))
+    events = _ask(served.url)
     names = [name for name, _ in events]
     assert names[-1] == "done", names
     sources = next(data for name, data in events if name == "sources")["sources"]
@@ -275,3 +326,25 @@ def test_image_is_configured_for_a_volume_a_port_and_readiness(image: str) -> No
     assert "BOOKWISE_DATA_DIR=/data" in config["Env"]
     assert "/api/ready" in " ".join(inspected["Healthcheck"]["Test"])
     assert config["Cmd"][:2] == ["bookwise", "serve"]
+
+
+def test_server_target_is_under_500_mb_and_answers_from_the_ingested_volume(
+    server_image: str, ingested: Ingested
+) -> None:
+    """The `server` target has no torch: it serves the volume the full image ingested, embedding the
+    question with the ONNX export the index carries."""
+    size = _size_mb(server_image)
+    assert size < SERVER_IMAGE_MAX_MB, f"{size:.0f} MB"
+    with _serving(server_image, ingested) as serving:
+        assert serving.ready["embed_model"] == "all-MiniLM-L6-v2"
+        events = _ask(serving.url)
+        logs = _run(["podman", "logs", serving.container])
+    assert [name for name, _ in events][-1] == "done", events
+    sources = next(data for name, data in events if name == "sources")["sources"]
+    assert any("kalman" in source["url"] for source in sources), [s["url"] for s in sources]
+    no_torch = subprocess.run(
+        ["podman", "run", "--rm", *RUN_FLAGS, "--no-healthcheck", server_image,
+         "python3", "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is not None)"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert no_torch.returncode == 0, no_torch.stdout + no_torch.stderr + logs.stderr[-2000:]

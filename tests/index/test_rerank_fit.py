@@ -37,6 +37,7 @@ WORDS = (
     "hook context provider effect memo router loader cache query mutation schema token session cookie "
     "header footer sidebar navbar plugin theme locale version sitemap feed search index anchor heading"
 ).split()
+FILLER = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "po", "ri", "su", "te") for b in ("ba", "de", "fi", "go", "hu", "ja")]
 
 
 def book_pages(pages: int = 6, sections: int = 4, seed: int = 3) -> dict[str, str]:
@@ -47,7 +48,7 @@ def book_pages(pages: int = 6, sections: int = 4, seed: int = 3) -> dict[str, st
         for s in range(sections):
             heading = f"{WORDS[(p * 7 + s * 3) % len(WORDS)].title()} {WORDS[(p + s * 5) % len(WORDS)]}"
             body = " ".join(
-                " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 12))).capitalize() + "."
+                " ".join(rng.choice(WORDS + FILLER * 3) for _ in range(rng.randint(6, 14))).capitalize() + "."
                 for _ in range(rng.randint(3, 8))
             )
             parts.append(f"## {heading}\n\n{body}\n")
@@ -162,3 +163,29 @@ def test_features_are_relative_to_the_best_candidate() -> None:
     assert by_name["bm25"] == [0.0, 1.0]
     assert by_name["heading_terms"] == [0.25, 0.25]
     assert by_name["heading_cosine"] == pytest.approx([0.0, -0.05])
+
+
+def test_turning_the_learned_reranker_on_refits_an_unchanged_book(
+    settings: Settings, make_site: SiteFactory
+) -> None:
+    site = read_site_config(make_site(book_pages()))
+    run_ingest(settings, site, embedder=HashEmbedder())
+    first, _ = read_current(settings.data_dir / "index")
+    report = run_ingest(
+        settings.model_copy(update={"rerank_provider": "learned"}), site, embedder=HashEmbedder()
+    )
+    assert report.index.generation != first  # nothing changed but the reranker: a new generation carries it
+    assert (
+        settings.data_dir / "index" / "generations" / str(report.index.generation) / RERANK_MODEL
+    ).is_file()
+
+
+def test_a_book_too_small_to_fit_on_is_marked_and_not_refitted(
+    settings: Settings, make_site: SiteFactory
+) -> None:
+    configured = settings.model_copy(update={"rerank_provider": "learned"})
+    site = read_site_config(make_site(book_pages(pages=1, sections=3)))
+    first = run_ingest(configured, site, embedder=HashEmbedder()).index.generation
+    directory = settings.data_dir / "index" / "generations" / str(first)
+    assert RerankModel.load(directory, HashEmbedder().model_id) is None
+    assert run_ingest(configured, site, embedder=HashEmbedder()).index.generation == first

@@ -39,7 +39,7 @@ from bookwise.index.embedders import (
 from bookwise.index.factory import open_store
 from bookwise.index.faults import MB, ensure_free_space, warn
 from bookwise.index.indexer import IndexReport, sync_index
-from bookwise.index.rerank_fit import FitParams, fit
+from bookwise.index.rerank_fit import RERANK_MODEL, FitParams, fit, save_skipped
 from bookwise.index.store import IndexStore
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
 from bookwise.ingest.models import Chunk
@@ -226,7 +226,11 @@ def run_ingest(
                     hooks.on_embed,
                     _fit_params(settings),
                 )
-                refresh = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None)
+                refresh = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None) or (
+                    live_dir is not None
+                    and _fit_params(settings) is not None
+                    and not (live_dir / RERANK_MODEL).is_file()
+                )
             elif not dry_run:
                 _exported(settings, embedder)  # for the API hosts of a Qdrant server that share the data dir
             report.index = sync_index(
@@ -354,6 +358,8 @@ def _attachments(
             model = fit(chunks, vectors, embedder.embed_documents, embedder.model_id, rerank)
             if model is not None:
                 model.save(directory)
+            else:  # too small a book: said once, so the next ingest does not try again
+                save_skipped(directory)
         if passage_inputs is not None:
             texts = passage_inputs([(c.id, c.payload) for c in chunks], embedder.count_tokens)
             vectors = _passage_vectors(embedder, texts, cache, live_dir, progress)

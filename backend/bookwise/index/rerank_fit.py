@@ -164,7 +164,7 @@ class RerankModel:
         """The model a generation carries, if it has one fitted with ``embed_model``'s vectors."""
         try:
             meta = json.loads((directory / RERANK_MODEL).read_text("utf-8"))
-            if meta.get("format") != FORMAT or meta.get("features") != list(FEATURES):
+            if meta.get("format") != FORMAT or meta.get("features") != list(FEATURES):  # or skipped
                 return None
             if meta.get("embed_model") != embed_model:
                 return None
@@ -182,6 +182,12 @@ class RerankModel:
             )
         except (OSError, ValueError, KeyError, TypeError):  # none, torn or foreign: fusion alone
             return None
+
+
+def save_skipped(directory: Path) -> None:
+    """Mark a generation whose book was too small to fit on: served by fusion alone, not refitted."""
+    meta = {"format": FORMAT, "skipped": f"fewer than {MIN_SECTIONS} sections or questions to fit on"}
+    (directory / RERANK_MODEL).write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")
 
 
 # Synthetic questions ----------------------------------------------------------------------------

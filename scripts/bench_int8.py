@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "backend"))
 
-from bookwise.index.edge import live_generation  # noqa: E402
+from bookwise.index.edge.generations import live_generation  # noqa: E402
 from bookwise.index.embedders import EXPORTED, OnnxEmbedder, is_export_of  # noqa: E402
 
 BOOKWISE = Path(sys.executable).with_name("bookwise")

@@ -32,7 +32,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from bookwise.evaluation.retrieval import load_questions
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import create_embedder
 from bookwise.index.sparse import Bm25Encoder, SparseVector
 from bookwise.index.store import HybridQuery, IndexManifest, IndexPoint

@@ -92,7 +92,7 @@ def test_flags_set_urls_for_configs_that_cannot_be_read(make_site: SiteFactory, 
         data_dir=tmp_path / "d",
     )
     assert out.returncode == 0, out.stderr
-    from bookwise.index.edge import EdgeStore
+    from bookwise.index.edge.store import EdgeStore
     from bookwise.index.store import HybridQuery
 
     reader = EdgeStore(tmp_path / "d").open_reader()

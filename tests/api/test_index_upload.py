@@ -25,7 +25,7 @@ from adaptbook import ADAPT_PAGES
 from apiserver import build_book, chat, cli_env, hash_settings, running_api
 from bookwise.index.adapt import is_adapted, model_dir
 from bookwise.index.build import run_ingest
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.faults import used_bytes
 from bookwise.index.publish import publish
 from bookwise.index.transfer import pack_live_generation

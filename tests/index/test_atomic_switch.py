@@ -6,7 +6,7 @@ import threading
 import time
 
 from bookwise.index.build import run_ingest
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import HybridQuery

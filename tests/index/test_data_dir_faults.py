@@ -23,13 +23,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+import bookwise.index.edge.generations as edge_format
 from apiserver import build_book, running_api
 from bookwise.errors import ConfigError, DiskFullError, IndexCorruptError
-from bookwise.index import edge
 from bookwise.index.adapt import model_dir
 from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.cache import SqliteEmbeddingCache
-from bookwise.index.edge import EdgeReader, EdgeStore, complete_manifest
+from bookwise.index.edge.generations import complete_manifest
+from bookwise.index.edge.reader import EdgeReader
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import HybridQuery
@@ -273,19 +275,19 @@ def test_enospc_while_writing_a_generation_is_disk_full_and_the_live_index_untou
     """Simulated at the store boundary: the manifest write of the new generation hits ENOSPC."""
     site, _, live = gens
     before = generations(settings)
-    real_write = edge._write_atomic
+    real_write = edge_format.write_atomic
 
     def full_disk(path: Path, text: str) -> None:
         if path.name == "manifest.json":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         real_write(path, text)
 
-    monkeypatch.setattr(edge, "_write_atomic", full_disk)
+    monkeypatch.setattr(edge_format, "write_atomic", full_disk)
     (site / "docs/page-2.md").write_text(page(2, 1))
     with pytest.raises(DiskFullError, match="full"):
         ingest(settings, site)
     assert (current(settings), generations(settings)) == (live, before)  # the half-built one removed
-    monkeypatch.setattr(edge, "_write_atomic", real_write)
+    monkeypatch.setattr(edge_format, "write_atomic", real_write)
     assert ingest(settings, site).index.switched
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from bookwise.errors import ModelMismatchError
 from bookwise.index.build import run_ingest
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.index.server import QdrantServerStore

@@ -11,7 +11,7 @@ import pytest
 
 from bookwise.index.build import run_ingest
 from bookwise.index.cache import SqliteEmbeddingCache
-from bookwise.index.edge import read_current
+from bookwise.index.edge.generations import read_current
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.index.rerank_fit import (

@@ -18,7 +18,7 @@ BACKEND = Path(__file__).resolve().parents[2] / "backend"  # this checkout's cod
 READER = """
 import sys
 from pathlib import Path
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 reader = EdgeStore(Path(sys.argv[1])).open_reader()
 print(reader.manifest.generation, flush=True)
 for _ in sys.stdin:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from bookwise.index.build import run_ingest
-from bookwise.index.edge import read_current
+from bookwise.index.edge.generations import read_current
 from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.index.rerank_fit import FEATURES, RERANK_MODEL, RerankModel

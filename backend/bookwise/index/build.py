@@ -24,7 +24,7 @@ from bookwise.index.adapt import (
     training_pairs,
 )
 from bookwise.index.cache import SqliteEmbeddingCache
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import (
     EXPORTED,
     PASSAGE_KEYS,

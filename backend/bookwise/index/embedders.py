@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from bookwise.errors import ConfigError, EmbedderMissingError, EmbeddingError
 from bookwise.index.adapt import EXPORT_FORMAT, is_adapted, model_dir, onnx_dir, quiet_transformers
-from bookwise.index.edge import generation_names, read_current
+from bookwise.index.edge.generations import generation_names, read_current
 from bookwise.settings import Settings
 
 EXPORTED = "embedder"  # in a generation directory: the ONNX model its questions are embedded with

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bookwise.index.edge import EdgeStore
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.faults import MB
 from bookwise.index.store import IndexStore
 from bookwise.settings import Settings

@@ -46,7 +46,8 @@ from bookwise.errors import (
     PayloadTooLargeError,
 )
 from bookwise.index.adapt import SEPARATOR, is_adapted, model_dir
-from bookwise.index.edge import COMPLETE, LAYOUT_KEY, EdgeStore, complete_manifest, live_generation
+from bookwise.index.edge.generations import COMPLETE, LAYOUT_KEY, complete_manifest, live_generation
+from bookwise.index.edge.store import EdgeStore
 from bookwise.index.embedders import (
     EXPORTED,
     PASSAGE_KEYS,

@@ -86,6 +86,9 @@ async def round_of(url: str, questions: list[str], concurrency: int) -> dict[str
     return {
         "asked": len(questions),
         "errors": dict(errors),
+        # In the order asked: whether the first questions pay for something the later ones do not.
+        "first_ms": [round(t * 1000) if t is not None else None for t, _ in results[:8]],
+        "each_ms": [round(t * 1000) if t is not None else None for t, _ in results],
         "sources_p50_ms": round(percentile(times, 50) or 0, 1),
         "sources_p95_ms": round(percentile(times, 95) or 0, 1),
         "sources_mean_ms": round(statistics.fmean(times), 1) if times else None,
@@ -107,6 +110,7 @@ def main() -> None:
     parser.add_argument("--questions-count", type=int, default=40, help="the first N questions of the set")
     parser.add_argument("--concurrency", type=int, default=4, help="questions in flight at once")
     parser.add_argument("--data-dir", type=Path, help="default: a new temporary folder (ingested here)")
+    parser.add_argument("--details", action="store_true", help="each question's cold and warm time")
     args = parser.parse_args()
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bookwise-cold-"))
     env = {
@@ -166,7 +170,11 @@ def main() -> None:
         else None,
         "load": round(os.getloadavg()[0], 1),
     }
+    each = {name: report[name].pop("each_ms") for name in ("cold", "warm")}
     print(json.dumps(report, indent=1))
+    if args.details:
+        for n, question in enumerate(questions):
+            print(f"{each['cold'][n]!s:>6} {each['warm'][n]!s:>6} ms  {question}")
     ok = not cold["errors"] and not warm["errors"] and ratio is not None and ratio <= 2
     print("bar (no error, cold p95 within 2x of warm):", "met" if ok else "NOT met")
 

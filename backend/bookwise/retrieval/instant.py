@@ -441,7 +441,9 @@ class PassageVectors:
         if vector.shape != (self.vectors.shape[1],):
             return None
         norm = float(np.linalg.norm(vector))
-        cosines = self.vectors @ (vector / (norm or 1.0))
+        # Not ``@``: BLAS would spread this small product over threads that spin and cost 20 times
+        # the CPU of einsum's single loop (measured: 8 ms against 0.3 ms for 3,185 passages).
+        cosines = np.einsum("ij,j->i", self.vectors, vector / (norm or 1.0))
         best = np.maximum.reduceat(cosines, self.starts)
         # A section with a second passage close to the query is more about it than one close passage.
         second = np.maximum.reduceat(np.where(cosines == best[self.segment], -1.0, cosines), self.starts)

@@ -499,7 +499,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from bookwise.api.app import create_app
     from bookwise.api.logs import configure_logging
-    from bookwise.api.metrics import prepare_metrics_dir, start_metrics_listener
+    from bookwise.api.metrics.directory import prepare_metrics_dir
+    from bookwise.api.metrics.listener import start_metrics_listener
     from bookwise.api.server import ensure_file_limit, uvicorn_options
     from bookwise.api.workers import WORKER_APP, WORKER_PROTOCOL
 

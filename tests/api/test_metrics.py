@@ -23,7 +23,7 @@ import bookwise
 from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api, wait_until_serving
 from bookwise.api import bearer as bearer_module
 from bookwise.api.app import create_app
-from bookwise.api.metrics import start_metrics_listener
+from bookwise.api.metrics.listener import start_metrics_listener
 from bookwise.errors import ConfigError
 from bookwise.settings import Settings
 from fakellm import FakeLLM
@@ -331,7 +331,8 @@ def test_serve_with_a_metrics_port_has_one_listener_over_a_private_dir(tmp_path:
     # Stopped by SIGTERM, uvicorn raises it again and atexit never runs: the next start clears the dir.
     assert private.exists()
     prepare = (
-        "from bookwise.api.metrics import prepare_metrics_dir; from bookwise.settings import Settings; "
+        "from bookwise.api.metrics.directory import prepare_metrics_dir; "
+        "from bookwise.settings import Settings; "
         "print(prepare_metrics_dir(Settings()))"
     )
     started = subprocess.run(

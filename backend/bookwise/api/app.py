@@ -20,7 +20,7 @@ from bookwise.api.handlers import install_error_handlers
 from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
 from bookwise.api.mcp import BookTools, ContentsLimits, build_mcp_server, http_routes
-from bookwise.api.metrics import Metrics
+from bookwise.api.metrics.hooks import Metrics
 from bookwise.api.routes import (
     admin,
     chat,

@@ -20,7 +20,7 @@ import anyio.to_thread
 from bookwise.api.feedback import Feedback
 from bookwise.api.limits import StreamSlots
 from bookwise.api.logs import log_event
-from bookwise.api.metrics import Metrics
+from bookwise.api.metrics.hooks import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.llm import LLMClient
 from bookwise.insights.factory import open_insights_store

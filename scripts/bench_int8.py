@@ -160,21 +160,29 @@ def physical_limit(model: Path, tokens: int) -> dict[str, Any]:
     return counted
 
 
-def evaluate(data_dir: Path, questions: Path, answers: bool) -> dict[str, Any]:
+def _eval(data_dir: Path, questions: Path, *extra: str) -> dict[str, Any]:
     env = {**os.environ, "BOOKWISE_DATA_DIR": str(data_dir), "BOOKWISE_RETRIEVAL_TIMEOUT_S": "120"}
-    args = [str(BOOKWISE), "eval", str(questions), "--json"]
-    if answers:
-        args += ["--answers", "--concurrency", "1", "--no-judge"]
+    args = [str(BOOKWISE), "eval", str(questions), "--json", *extra]
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):  # 1: a --min gate, not a failure to measure
         raise SystemExit(f"bookwise eval failed on {questions}:\n{done.stderr[-3000:]}")
     report: dict[str, Any] = json.loads(done.stdout)
-    figures = {
+    return report
+
+
+def evaluate(data_dir: Path, questions: Path, answers: bool) -> dict[str, Any]:
+    report = _eval(data_dir, questions)
+    figures: dict[str, Any] = {
         "R@5": report["section"]["recall@5"],
         "MRR@10": report["section"]["mrr@10"],
     }
-    if answers and "answers" in report:
-        figures["answers"] = {k: v for k, v in report["answers"].items() if isinstance(v, int | float)}
+    if answers:  # the extractive answers (no LLM), one at a time as the eval commands on this page run them
+        answered = _eval(data_dir, questions, "--answers", "--concurrency", "1", "--no-judge")
+        figures["answers"] = {
+            name: metric["value"]
+            for name, metric in answered["metrics"].items()
+            if metric["value"] is not None
+        } | {"outcomes": answered["outcomes"]}
     return figures
 
 
@@ -217,8 +225,8 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     worst = max(row["R@5_lost"] for row in rows)
-    verdict = "adopt" if worst <= 0.01 else "keep fp32"
-    print(f"largest R@5 lost by int8: {worst:+.4f} (bar 0.01): {verdict}")
+    # The R@5 bar alone: MRR, the answers (--answers) and the sets not given here decide too.
+    print(f"largest R@5 lost by int8: {worst:+.4f} ({'within' if worst <= 0.01 else 'beyond'} 0.01)")
 
 
 if __name__ == "__main__":

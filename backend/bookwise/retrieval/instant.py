@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import logging
 import math
 import re
 import threading
@@ -35,6 +36,7 @@ from bookwise.retrieval.passage_rank import candidates, embedding_inputs
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import STOP_WORDS, before_solutions
 
+_log = logging.getLogger("bookwise.retrieval")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Markdown that reads badly in a one-line snippet: fence and admonition lines, link targets, emphasis
 # and code marks (a single `_` stays: it is part of names like `u_max`), line markers, table pipes.
@@ -469,6 +471,7 @@ class InstantSearch:
         self._dense_lock = threading.Lock()
         self._passages: tuple[str, PassageVectors | None] | None = None
         self._passages_lock = threading.Lock()
+        self._loading: str | None = None  # the generation whose passages a thread is loading
         # Readers finishing words at once have their queries embedded in one forward pass.
         self._queries = QueryBatcher(lambda texts: self.retriever.embedder.embed_documents(texts))
 
@@ -483,14 +486,36 @@ class InstantSearch:
             return self._index
 
     def passage_vectors(self, index: SectionIndex) -> PassageVectors | None:
-        """The passages of ``index``'s generation, loaded by the first dense search of it."""
+        """The passages of ``index``'s generation, loaded now if they are not yet (seconds for a large
+        book: the benchmark's warm-up; a server loads them in the background, ``_passages_soon``)."""
         known = self._passages
         if known is not None and known[0] == index.generation:
             return known[1]
         with self._passages_lock:
             if self._passages is None or self._passages[0] != index.generation:
-                self._passages = (index.generation, PassageVectors.build(self.retriever, index))
+                self._passages = (index.generation, self._load_passages(index))
             return self._passages[1]
+
+    def _passages_soon(self, index: SectionIndex) -> PassageVectors | None:
+        """The loaded passages of ``index``'s generation, or None while a thread loads them: no reader
+        waits for a new generation's passages (its dense rankings come from the index meanwhile)."""
+        known = self._passages
+        if known is not None and known[0] == index.generation:
+            return known[1]
+        with self._passages_lock:
+            if self._loading != index.generation:
+                self._loading = index.generation
+                threading.Thread(
+                    target=self.passage_vectors, args=(index,), name="instant-passages", daemon=True
+                ).start()
+        return None
+
+    def _load_passages(self, index: SectionIndex) -> PassageVectors | None:
+        try:
+            return PassageVectors.build(self.retriever, index)
+        except Exception as error:  # e.g. the generation went away meanwhile: the index's search instead
+            _log.warning("keystroke search: passage vectors not loaded (%s)", type(error).__name__)
+            return None
 
     def _dense_ranking(
         self, index: SectionIndex, text: str, version: str | None, locale: str | None, *, embed: bool = True
@@ -515,7 +540,7 @@ class InstantSearch:
     def _dense_of_passages(
         self, index: SectionIndex, text: str, version: str | None, locale: str | None
     ) -> tuple[tuple[str, str, str], ...] | None:
-        passages = self.passage_vectors(index)
+        passages = self._passages_soon(index)
         if passages is None or not text.strip():
             return None
         numbers = passages.rank(self._queries.embed(text), index.mask(version, locale), DENSE_TOP_K)

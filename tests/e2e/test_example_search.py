@@ -1,6 +1,7 @@
 """The search box on the example textbook, in headless Chromium: the plugin's `search` option puts its
 button in the navbar (the theme's SearchBar, no swizzling), the reader types, walks the results with
-the keyboard, lands on the heading as a citation lands, and turns a query into an asked question.
+the keyboard, lands on the heading as a citation lands, and turns a query into an asked question;
+the search it settled on is reported once, with how it ended.
 
 Real parts: a Docusaurus build of the example with `search: true`, `bookwise serve`'s app serving it,
 the Edge index (hash embedder: a one-word query is matched by its letters, not by meaning), no LLM
@@ -102,7 +103,13 @@ def test_type_walk_the_results_and_land_on_the_heading(site_url: str, page: Any)
         page.keyboard.press("ArrowDown")
     assert selected(page).get_attribute("data-url") == target
     assert box.get_attribute("aria-activedescendant") == selected(page).get_attribute("id")
-    page.keyboard.press("Enter")
+    # The search it settled on is reported once, with the result opened (for the question log).
+    with page.expect_request(lambda r: r.url.endswith("/api/search/instant/log")) as settled:
+        page.keyboard.press("Enter")
+    report = settled.value.post_data_json
+    assert (report["opened"], report["asked"]) == (target, False)
+    assert report["query"] in ("wind", "windu")  # the query whose results were on screen
+    assert report["page_url"].endswith("/docs/intro")
     expect(part(page, "search")).to_be_hidden()
     page.wait_for_function("() => location.pathname === '/docs/control/pid-control'")
     page.wait_for_function(
@@ -128,9 +135,14 @@ def test_a_query_becomes_an_asked_question(site_url: str, page: Any) -> None:
     expect(ask).to_contain_text(question)
     page.keyboard.press("ArrowUp")  # from the first row up to the last: the ask row
     expect(ask).to_have_attribute("aria-selected", "true")
-    with page.expect_request(lambda r: r.url.endswith("/api/chat")) as asked:
+    with (
+        page.expect_request(lambda r: r.url.endswith("/api/search/instant/log")) as settled,
+        page.expect_request(lambda r: r.url.endswith("/api/chat")) as asked,
+    ):
         page.keyboard.press("Enter")
     assert asked.value.post_data_json["question"] == question
+    report = settled.value.post_data_json
+    assert (report["query"], report["opened"], report["asked"]) == (question, None, True)
     expect(part(page, "search")).to_be_hidden()
     assert part(page, "panel").is_visible()
     wait_state(page, "done", timeout_ms=30_000)

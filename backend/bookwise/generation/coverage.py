@@ -19,7 +19,13 @@ from bookwise.generation.study import without_solutions
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever
-from bookwise.retrieval.topics import defined_terms, stems, topic_phrases, topic_words
+from bookwise.retrieval.topics import (
+    PHRASE_WORDS,
+    defined_terms,
+    stems,
+    topic_phrases,
+    topic_words,
+)
 
 # A phrase of the question (``topic_phrases``) is what it asks about when the phrase alone embeds this
 # close to the question: the bar retrieval uses for a single word the book never contains.
@@ -36,6 +42,8 @@ PHRASE_PASSAGE_COSINE = 0.35
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
 _WORD = re.compile(r"[a-z0-9_]+")
+# "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
+_AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,7 @@ class BookPhrases:
     labels: tuple[tuple[int, ...], ...]  # page titles, descriptions, headings, emphasized terms
     pages: Mapping[str, frozenset[int]]  # each page's title and description, by its doc_path
     known: frozenset[int]  # every stem of the book's text
+    nominal: frozenset[str] = frozenset()  # the words that follow a determiner somewhere in the book
 
     @classmethod
     def of(
@@ -60,7 +69,26 @@ class BookPhrases:
         named = tuple(stems(label.lower()) for label in dict.fromkeys(labels) if label)
         about = {path: frozenset(stems(text.lower())) for path, text in (pages or {}).items()}
         known = frozenset(i for sentence in sentences for i in sentence)
-        return cls(pairs, frozenset(vocabulary), sentences, named, about, known)
+        nominal = frozenset(m.group(1) for sentence in unique for m in _AFTER_DETERMINER.finditer(sentence))
+        return cls(pairs, frozenset(vocabulary), sentences, named, about, known, nominal)
+
+    def verb_only(self, word: str) -> bool:
+        """Whether the book uses ``word`` only as a verb: inflected with -ed or -ing ("produced",
+        "producing") and never after a determiner ("the produce")."""
+        w = word.lower()
+        if w in self.nominal:
+            return False
+        stem = w[:-1] if w.endswith("e") else w
+        forms = {f"{w}d" if w.endswith("e") else f"{w}ed", f"{stem}ing", f"{w}{w[-1]}ed", f"{w}{w[-1]}ing"}
+        return not forms.isdisjoint(self.vocabulary)
+
+    def noun_phrase(self, phrase: tuple[str, ...]) -> tuple[str, ...]:
+        """``phrase`` up to its first word after the first that the book uses only as a verb: "release
+        produce" is a noun and its verb, not a name."""
+        for i, word in enumerate(phrase[1:], start=1):
+            if self.verb_only(word):
+                return phrase[:i]
+        return phrase
 
     def holds(self, phrase: Sequence[str]) -> bool:
         """Whether any two neighbours of ``phrase`` stand together in the book ("windup" for "wind up")."""
@@ -130,6 +158,7 @@ def unnamed_topics(
     if not phrases:
         return [], False
     book = book_phrases(retriever)
+    phrases = [p for p in dict.fromkeys(book.noun_phrase(p) for p in phrases) if len(p) >= PHRASE_WORDS[0]]
     # Each word of the phrase occurs in the book: a word it never contains is retrieval's to judge
     # (``asks_unknown``); measured, "gutter numbers shown" declined a question the gutter page answers.
     absent = [p for p in phrases if not book.holds(p) and set(stems(" ".join(p))) <= book.known]

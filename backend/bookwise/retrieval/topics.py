@@ -79,16 +79,104 @@ _NOT_IN_NAMES = frozenset(
 )
 _RUN_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[-'’][A-Za-z0-9_]+)*|[^\sA-Za-z0-9_]")
 PHRASE_WORDS = (2, 3)
+# Only noun phrases name a thing; a question's verbs are told by English grammar, not by a word list.
+_MODALS = frozenset("can could should will would may might must shall".split())
+_DO = frozenset(("do", "does", "did"))
+_WH = frozenset("what which who how why where when".split())
+_PRONOUNS = frozenset("i you we they he she it".split())
+_DETERMINERS = frozenset(
+    "a an the this that these those my your our their its his her each every some any".split()
+)
+_PREPOSITIONS = frozenset(
+    "to in on at for from with by of about into onto over under through across between against via "
+    "without within inside outside".split()
+)
+# What ends the clause a do-support question's verb closes: "What files does X produce, and …?"
+_CLAUSE_END = frozenset("? , . ; ! and or but".split())
+_PARTICLES = frozenset("up down off out back away over".split())
+_SUBORDINATORS = frozenset(
+    "if when whenever while because since so that which who where unless until".split()
+)
+# A bare word right before these, after the subject, is the verb: "Does ingest read it?"
+_OBJECTS = _DETERMINERS | frozenset("it them me us him".split())
+# A name is neither a determiner nor a subordinating word ("… get back if the question …").
+_NOT_IN_RUNS = STOP_WORDS | GENERIC | _NOT_IN_NAMES | _DETERMINERS | _SUBORDINATORS
+_NOT_VERBS = STOP_WORDS | _DETERMINERS | _PRONOUNS | _PREPOSITIONS | _NOT_IN_NAMES
+# "-ing" or "-ed" with a syllable before it ("pointing", "stored"), not "string", "thing", "speed".
+_PARTICIPLE = re.compile(r"^[a-z]*[aeiouy][a-z]*[^aeiouy](?:ing|ed)$|^[a-z]*[aeiouy][a-z]*[^e]ed$")
+
+
+def participle(word: str) -> bool:
+    """Whether ``word`` is spelled as a participle ("pointing", "cached"): after a noun it starts a
+    clause ("a symlink pointing to …"), so it does not continue the noun's name."""
+    lower = word.lower()
+    return len(lower) > 4 and _PARTICIPLE.match(lower) is not None and not lower.endswith("eed")
+
+
+def _verbs(tokens: list[str]) -> set[int]:
+    """The positions of ``tokens`` that grammar makes verbs, sentence by sentence: in a question that
+    opens with an auxiliary ("Does …", "Can …", "What files does …"), those ``_inverted_verbs`` finds;
+    elsewhere the word right after a modal ("readers can ask", "it must rebuild")."""
+    lower = [t.lower() for t in tokens]
+    verbs: set[int] = set()
+    start = 0
+    for i, word in enumerate([*lower, "."]):
+        if word not in (".", "?", "!"):
+            continue
+        sentence = lower[start:i]
+        aux = next((j for j, w in enumerate(sentence) if w in _DO | _MODALS), None)
+        # The auxiliary opens the sentence, or follows its wh-word and up to two words ("which option do").
+        if aux is not None and (aux == 0 or (sentence[0] in _WH and aux <= 3)):
+            verbs |= {start + j for j in _inverted_verbs(sentence, aux)}
+        else:
+            after = [j + 1 for j, w in enumerate(sentence[:-1]) if w in _MODALS]
+            verbs |= {start + j for j in after if sentence[j].isalpha() and sentence[j] not in _NOT_VERBS}
+        start = i + 1
+    return verbs
+
+
+def _inverted_verbs(lower: list[str], aux: int) -> set[int]:
+    """In a question with its auxiliary before the subject ("Does the plugin …", "Can I …"), the word
+    after a pronoun subject ("How do I tune …"); after any other subject, a bare word followed by a
+    determiner or an object pronoun ("Does ingest read it"), or else the word that closes the clause
+    (before "?", ",", "and" or a preposition: "What files does cutting a release produce, and …", "How
+    does a particle filter work?", "What does it depend on?")."""
+    start = aux + 1
+    if start < len(lower) and lower[start] in _PRONOUNS:
+        after = start + 1
+        return {after} if after < len(lower) and lower[after] not in _NOT_VERBS else set()
+    # The main clause ends at a conjunction or a subordinate clause ("… if the question it sends …").
+    clause = next(
+        (i for i in range(start, len(lower)) if lower[i] in _CLAUSE_END | _SUBORDINATORS), len(lower)
+    )
+    verbs = {
+        i
+        for i in range(start + 1, clause - 1)
+        if lower[i].isalpha() and lower[i] not in _NOT_VERBS and lower[i + 1] in _OBJECTS
+    }
+    if verbs:
+        return {min(verbs)}
+    end = next(
+        (i for i in range(start + 1, clause) if lower[i] in _PREPOSITIONS | _PARTICLES),
+        clause,
+    )
+    if end - 1 > start and lower[end - 1].isalpha() and lower[end - 1] not in _NOT_VERBS:
+        verbs.add(end - 1)
+    return verbs
 
 
 def topic_phrases(query: str) -> list[tuple[str, ...]]:
-    """The runs of ``query``'s topic words that may name one thing together, each as its words."""
+    """The runs of ``query``'s topic words that may name one thing together, each as its words: noun
+    phrases only, so a run stops before a verb (``_verbs``) or a participle after a noun."""
+    tokens = [*_RUN_TOKEN.findall(query), "."]
+    verbs = _verbs(tokens)
     found: list[tuple[str, ...]] = []
     run: list[str] = []
-    for token in [*_RUN_TOKEN.findall(query), "."]:
+    for i, token in enumerate(tokens):
         lower = token.lower()
         plain = lower.isascii() and (lower.isalnum() or "_" in lower) and not lower.isdigit()
-        if plain and len(lower) > 1 and lower not in STOP_WORDS | GENERIC | _NOT_IN_NAMES:
+        content = plain and len(lower) > 1 and lower not in _NOT_IN_RUNS
+        if content and i not in verbs and not (run and participle(lower)):
             run.append(token)
             continue
         if PHRASE_WORDS[0] <= len(run) <= PHRASE_WORDS[1]:

@@ -1,0 +1,31 @@
+"""What the book's own text says about a question's phrase: whether a word of it is one the book uses
+only as a verb."""
+
+from __future__ import annotations
+
+from bookwise.generation.coverage import BookPhrases
+
+BOOK = BookPhrases.of(
+    [
+        "The scheduler dispatched the job. Dispatching waits for a free worker.",
+        "Each worker dispatches one job at a time and reports its state.",
+        "A report lists the failed jobs. The worker reported them as late.",
+        "Tap water runs through a filter. The filtered water is stored in a tank.",
+    ],
+    labels=[],
+)
+
+
+def test_a_word_the_book_inflects_as_a_verb_and_never_puts_after_a_determiner_is_a_verb() -> None:
+    assert BOOK.verb_only("dispatch")  # "dispatched", "dispatching", never "the dispatch"
+    assert not BOOK.verb_only("report")  # "reported", but also "a report"
+    assert not BOOK.verb_only("filter")  # "filtered", but also "a filter"
+    assert not BOOK.verb_only("worker")  # no verb form at all
+    assert not BOOK.verb_only("deploy")  # a word the book never uses: no claim
+
+
+def test_a_phrase_stops_before_a_word_the_book_uses_only_as_a_verb() -> None:
+    assert BOOK.noun_phrase(("worker", "dispatch")) == ("worker",)
+    assert BOOK.noun_phrase(("job", "report", "worker")) == ("job", "report", "worker")
+    # The first word may modify the noun after it: only a later word ends the name.
+    assert BOOK.noun_phrase(("dispatch", "queue")) == ("dispatch", "queue")

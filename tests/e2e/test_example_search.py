@@ -3,17 +3,15 @@ button in the navbar (the theme's SearchBar, no swizzling), the reader types, wa
 the keyboard, lands on the heading as a citation lands, and turns a query into an asked question;
 the search it settled on is reported once, with how it ended.
 
-Real parts: a Docusaurus build of the example with `search: true`, `bookwise serve`'s app serving it,
-the Edge index (hash embedder: a one-word query is matched by its letters, not by meaning), no LLM
-(the answer is extractive).
+Real parts: the Docusaurus build of the example (its plugin options have `search: true`),
+`bookwise serve`'s app serving it, the Edge index (hash embedder: a one-word query is matched by its
+letters, not by meaning), no LLM (the answer is extractive).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,46 +19,16 @@ from playwright.sync_api import expect
 
 from apiserver import running_api
 from browser import HOST, page_without_errors, part, visit, wait_state
-from docusite import build_fixture_site
-from examplesite import EXAMPLE_SITE, index_example
+from examplesite import build_example, index_example
 
 pytestmark = pytest.mark.docusaurus
-
-# The example's config with the plugin's search on. The example lists the classic theme under
-# `themes`, which Docusaurus applies after `plugins`: the plugin goes after it there, so its SearchBar
-# is the one the navbar renders (with preset-classic, `plugins` already come after the preset's theme).
-SEARCH_CONFIG = """\
-const config = require({original});
-const bookwise = config.plugins.find((p) => Array.isArray(p) && p[0] === 'docusaurus-plugin-bookwise');
-config.plugins = config.plugins.filter((p) => p !== bookwise);
-config.themes = [...config.themes, ['docusaurus-plugin-bookwise', {{...bookwise[1], search: true}}]];
-module.exports = config;
-"""
-
-
-def build_example_with_search(root: Path) -> Path:
-    site = root / "example-search"
-    site.mkdir()
-    for name in ("docs", "src", "static"):
-        if (EXAMPLE_SITE / name).is_dir():
-            shutil.copytree(EXAMPLE_SITE / name, site / name)
-    for name in ("sidebars.js", "package.json", "package-lock.json"):
-        shutil.copy2(EXAMPLE_SITE / name, site / name)
-    (site / "node_modules").symlink_to(EXAMPLE_SITE / "node_modules")
-    original = repr(str(EXAMPLE_SITE / "docusaurus.config.js"))
-    (site / "docusaurus.config.js").write_text(SEARCH_CONFIG.format(original=original), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        # The shared node_modules holds the example's webpack cache: a second site must not read it
-        # (its pages failed to render from the other site's cached modules).
-        patch.setenv("DOCUSAURUS_NO_PERSISTENT_CACHE", "1")
-        return build_fixture_site(site)
 
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("example-search")
-    build_dir = build_example_with_search(root)
-    settings, _ = index_example(root / "data", build_dir, site_dir=build_dir)
+    build_dir = build_example()
+    data = tmp_path_factory.mktemp("example-search") / "data"
+    settings, _ = index_example(data, build_dir, site_dir=build_dir)
     with running_api(settings) as url:
         yield url
 

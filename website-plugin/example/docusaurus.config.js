@@ -17,21 +17,31 @@ const config = {
       ({path: 'docs', routeBasePath: 'docs', sidebarPath: require.resolve('./sidebars.js')}),
     ],
     '@docusaurus/plugin-content-pages',
-    [
-      // Two lines are all a site needs; everything else has defaults. The API runs on the
-      // site's own origin in the demo (`bookwise serve --site build`), so no apiUrl is set.
-      'docusaurus-plugin-bookwise',
-      // pageActions: "Copy page as Markdown" / "Open in ChatGPT|Claude" from the `.md` twins that
-      // `bookwise llms` writes into the build. navbarItem: an "Ask the book" item in the navbar. The
-      // index version (showIndexVersion) stays off: a raw index id means nothing to readers.
-      {title: 'Ask Robot Motion', pageActions: true, navbarItem: true, launcherLabel: 'Ask the book', apiUrl: process.env.BOOKWISE_API_URL || ''},
-    ],
   ],
   themes: [
     [
       '@docusaurus/theme-classic',
       /** @type {import('@docusaurus/theme-classic').Options} */
       ({customCss: require.resolve('./src/css/custom.css')}),
+    ],
+    [
+      // Two lines are all a site needs; everything else has defaults. The API runs on the
+      // site's own origin in the demo (`bookwise serve --site build`), so no apiUrl is set.
+      // Listed under `themes`, after the classic theme, because `search: true` makes it the theme's
+      // search bar (themes load after plugins; with preset-classic, `plugins` is enough).
+      'docusaurus-plugin-bookwise',
+      // pageActions: "Copy page as Markdown" / "Open in ChatGPT|Claude" from the `.md` twins that
+      // `bookwise llms` writes into the build. navbarItem: an "Ask the book" item in the navbar.
+      // search: the search box (Ctrl+K) in the navbar. The index version (showIndexVersion) stays
+      // off: a raw index id means nothing to readers.
+      {
+        title: 'Ask Robot Motion',
+        pageActions: true,
+        navbarItem: true,
+        search: true,
+        launcherLabel: 'Ask the book',
+        apiUrl: process.env.BOOKWISE_API_URL || '',
+      },
     ],
   ],
   themeConfig: {

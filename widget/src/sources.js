@@ -18,12 +18,36 @@ import { sameSiteUrl } from './urls.js';
 
 /**
  * The sources in the order of their numbers (the server ranks them: 1 is the best, and the answer's
- * chips, quotes, copy and feedback all use these numbers), each linking to its section. Neighbours of
- * one module and chapter share a heading; a page outside any module is headed by its own title.
+ * chips, quotes, copy and feedback all use these numbers), each linking to its section. When each
+ * module (and chapter) holds one run of numbers, its sources share a heading; a page outside any
+ * module is headed by its own title. When a module would be headed twice, the list has no headings:
+ * six sources under six alternating headings read worse than six lines.
  *
  * @param {Source[]} sources
  */
 export function sourcesList(sources) {
+  const runs = sourceRuns(sources);
+  return h(
+    'section',
+    { class: 'bw-sources', 'data-bw': 'sources', 'aria-label': 'Sources' },
+    h('p', { class: 'bw-label' }, 'Sources'),
+    runs
+      ? runs.flatMap(([label, members]) => [
+          label && h('p', { class: 'bw-group' }, label),
+          linkList(members, label),
+        ])
+      : linkList([...sources].sort((a, b) => a.n - b.n)),
+  );
+}
+
+/**
+ * The sources by number, in runs of one module and chapter (or page, outside any module), each with
+ * its heading; null when a heading would come twice.
+ *
+ * @param {Source[]} sources
+ * @returns {[string, Source[]][] | null}
+ */
+export function sourceRuns(sources) {
   /** @type {[string, Source[]][]} */
   const runs = [];
   for (const source of [...sources].sort((a, b) => a.n - b.n)) {
@@ -32,15 +56,7 @@ export function sourcesList(sources) {
     if (run && run[0] === label) run[1].push(source);
     else runs.push([label, [source]]);
   }
-  return h(
-    'section',
-    { class: 'bw-sources', 'data-bw': 'sources', 'aria-label': 'Sources' },
-    h('p', { class: 'bw-label' }, 'Sources'),
-    runs.flatMap(([label, members]) => [
-      label && h('p', { class: 'bw-group' }, label),
-      linkList(members, label),
-    ]),
-  );
+  return new Set(runs.map(([label]) => label)).size === runs.length ? runs : null;
 }
 
 /**

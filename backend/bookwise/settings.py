@@ -86,11 +86,11 @@ class Settings(BaseSettings):
     )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one embeddings API call.")
     embedding_threads: int = Field(
-        0,
+        1,
         ge=0,
         description="Threads one process's ONNX Runtime uses to embed questions; 0: as many as the "
-        "machine has cores. With several API workers on few cores, 1 keeps them from fighting over the "
-        "cores.",
+        "machine has cores. A question is too little work to share out: on 2 cores one thread took "
+        "less CPU and no more time than two (scripts/bench_embed_threads.py).",
     )
     query_vector_cache: int = Field(
         4096,

@@ -183,9 +183,20 @@ def assemble(
             continue
         chosen.add(position)
         used += costs[position]
+    return AssembledSection(
+        text=_render(ordered, chosen),
+        chunk_indices=tuple(ordered[p].index for p in sorted(chosen)),
+        tokens=used,
+        truncated=len(chosen) < len(ordered),
+    )
+
+
+def _render(ordered: list[SectionChunk], chosen: Iterable[int]) -> str:
+    """The text of the ``chosen`` positions of ``ordered``: runs joined at their overlap, gaps marked."""
+    positions = sorted(chosen)
     text = ""
     previous = -2
-    for position in sorted(chosen):
+    for position in positions:
         piece = ordered[position].text
         if position != previous + 1:
             header = table_header([c.text for c in ordered[:position]], piece)
@@ -197,13 +208,33 @@ def assemble(
         else:
             text = text + GAP + piece
         previous = position
-    if min(chosen) > 0:
+    if positions[0] > 0:
         text = "…\n\n" + text
-    if max(chosen) < len(ordered) - 1:
+    if positions[-1] < len(ordered) - 1:
         text = text + "\n\n…"
-    return AssembledSection(
-        text=text,
-        chunk_indices=tuple(ordered[p].index for p in sorted(chosen)),
-        tokens=used,
-        truncated=len(chosen) < len(ordered),
-    )
+    return text
+
+
+def windows(
+    chunks: Iterable[SectionChunk], *, budget_tokens: int, count_tokens: Callable[[str], int]
+) -> list[str]:
+    """Every text ``assemble`` can make of one section, one run of consecutive chunks at a time.
+
+    A section within the budget is always assembled whole. A longer one is assembled around the
+    chunks a query hit: runs of neighbours (each within the budget, or one chunk alone) joined by
+    gaps, each run framed by the ellipses that mark what was left out. A run reads the same in any
+    window it is part of, so the runs' passages are the passages of every window.
+    """
+    ordered = _unique_in_order(chunks)
+    costs = [count_tokens(c.text) for c in ordered]
+    if sum(costs) <= budget_tokens:
+        return [_render(ordered, range(len(ordered)))] if ordered else []
+    texts = []
+    for start in range(len(ordered)):
+        used = 0
+        for end in range(start, len(ordered)):
+            used += costs[end]
+            if end > start and used > budget_tokens:
+                break
+            texts.append(_render(ordered, range(start, end + 1)))
+    return texts

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bookwise.ingest.payload import ChunkPayload
-from bookwise.retrieval.assemble import SectionChunk, assemble
+from bookwise.retrieval.assemble import SectionChunk, assemble, windows
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import Passage, passages_of
 
@@ -84,9 +84,10 @@ def book_passage_inputs(
     *,
     budget_tokens: int,
 ) -> list[str]:
-    """What the embedder sees of every passage of every section of a book (``embedding_inputs``),
-    each section assembled whole as a search assembles it: the texts whose vectors an ingest
-    computes with the index, so a server ranks passages without embedding them.
+    """What the embedder sees of every passage of every section of a book (``embedding_inputs``):
+    of each section assembled whole, and of every window a search can assemble of a section longer
+    than the budget. The texts whose vectors an ingest computes with the index, so a server ranks
+    passages without embedding them.
 
     ``chunks``: (point id, payload) of every chunk; ``budget_tokens``: the section budget
     (``BOOKWISE_SECTION_MAX_TOKENS``) of the servers that will read the index.
@@ -103,14 +104,12 @@ def book_passage_inputs(
             members.setdefault(payload.section_id, []).append(SectionChunk.from_payload(payload))
     texts: list[str] = []
     for section_id, head in first.items():
-        built = assemble(
-            members.get(section_id) or [SectionChunk.from_payload(head)],
-            [],
-            budget_tokens=budget_tokens,
-            count_tokens=count_tokens,
-        )
+        chunks_of = members.get(section_id) or [SectionChunk.from_payload(head)]
+        built = assemble(chunks_of, [], budget_tokens=budget_tokens, count_tokens=count_tokens)
         context = _context(head.title, head.heading_text)
-        texts.extend(f"{context}\n\n{p.text}" for p in passages_of(built.text))
+        # The section as a page outline shows it, then every window a search can assemble of it.
+        for text in [built.text, *windows(chunks_of, budget_tokens=budget_tokens, count_tokens=count_tokens)]:
+            texts.extend(f"{context}\n\n{p.text}" for p in passages_of(text))
     return list(dict.fromkeys(texts))
 
 

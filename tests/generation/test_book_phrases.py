@@ -3,7 +3,7 @@ only as a verb."""
 
 from __future__ import annotations
 
-from bookwise.generation.coverage import BookPhrases
+from bookwise.generation.coverage import BookPhrases, asks_about
 
 BOOK = BookPhrases.of(
     [
@@ -29,3 +29,16 @@ def test_a_phrase_stops_before_a_word_the_book_uses_only_as_a_verb() -> None:
     assert BOOK.noun_phrase(("job", "report", "worker")) == ("job", "report", "worker")
     # The first word may modify the noun after it: only a later word ends the name.
     assert BOOK.noun_phrase(("dispatch", "queue")) == ("dispatch", "queue")
+
+
+def test_a_question_that_asks_about_more_than_a_phrase_was_declined_for_the_phrase_regression() -> None:
+    """A phrase the book never uses declined questions that asked about more than it, though their
+    other words found the section that answers (readers paraphrase what a book names otherwise: a
+    "sponsor banner" where the book says "a custom sidebar item"). Only a question about the phrase
+    itself, and what to do with it, is declined for it."""
+    assert asks_about("How do I tune a model predictive controller?", ("model", "predictive", "controller"))
+    assert asks_about("How does a particle filter work?", ("particle", "filter"))
+    question = "How can I put a sponsor banner between the entries of my sidebar?"
+    assert not asks_about(question, ("sponsor", "banner"))
+    question = "Can my diagrams use another colour scheme when the site is dark?"
+    assert not asks_about(question, ("colour", "scheme"))

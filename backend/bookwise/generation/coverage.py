@@ -39,6 +39,12 @@ PASSING_SENTENCES = 1
 # direction"), that of a question about what the book never names below 0.34 ("model predictive
 # controller" 0.32 to the PID lab's wheel, "changelog page" 0.20).
 PHRASE_PASSAGE_COSINE = 0.35
+# A phrase the book never names declines only a question about that thing: besides the phrase's words
+# it asks at most this many others (what to do with it: "tune" a model predictive controller). A
+# question that asks about more ("put a tip box inside a warning box in Markdown") is retrieval's to
+# judge: measured, readers paraphrase what the book names otherwise ("admonition"), and their other
+# words find it.
+WORDS_BESIDE_PHRASE = 1
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -161,10 +167,14 @@ def unnamed_topics(
     phrases = [p for p in dict.fromkeys(book.noun_phrase(p) for p in phrases) if len(p) >= PHRASE_WORDS[0]]
     # Each word of the phrase occurs in the book: a word it never contains is retrieval's to judge
     # (``asks_unknown``); measured, "gutter numbers shown" declined a question the gutter page answers.
-    absent = [p for p in phrases if not book.holds(p) and set(stems(" ".join(p))) <= book.known]
+    alone = topic_words(query)
+    absent = [
+        p
+        for p in phrases
+        if not book.holds(p) and set(stems(" ".join(p))) <= book.known and asks_about(query, p)
+    ]
     # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
     # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
-    alone = topic_words(query)
     passing = [
         p
         for p in phrases
@@ -187,6 +197,12 @@ def unnamed_topics(
         close = _cosines(about)
         unnamed = [p for p, cosine in zip(unnamed, close, strict=True) if cosine < PHRASE_PASSAGE_COSINE]
     return [" ".join(p) for p in unnamed], any(p in passing for p in central)
+
+
+def asks_about(query: str, phrase: Sequence[str]) -> bool:
+    """Whether ``query`` is about ``phrase``: at most ``WORDS_BESIDE_PHRASE`` of its topic words lie
+    outside it ("How do I tune a model predictive controller?")."""
+    return len(topic_words(query) - {w.lower() for w in phrase}) <= WORDS_BESIDE_PHRASE
 
 
 def _in_passing(mentions: tuple[int, bool]) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bookwise.ingest import pipeline
-from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+from bookwise.ingest.pipeline import ingest_site
 from bookwise.ingest.site import read_site_config
 from bookwise.settings import Settings
 
@@ -82,16 +82,11 @@ CASES: dict[str, Callable[[int], str]] = {
 
 def _run_case(name: str, size: int, provider: str, out: Connection) -> None:
     settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedding_provider=provider, _env_file=None)  # type: ignore[call-arg]
+    from bookwise.index.build import chunking_params
     from bookwise.index.embedders import create_embedder
 
     counter = create_embedder(settings)
-    params = ChunkingParams(
-        settings.chunk_max_tokens,
-        settings.chunk_overlap_tokens,
-        settings.chunk_min_tokens,
-        counter.max_input_tokens,
-        counter.count_tokens,
-    )
+    params = chunking_params(settings, counter)
     chunk_s = 0.0
     original = pipeline.chunk_document
 

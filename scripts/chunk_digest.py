@@ -21,8 +21,9 @@ import json
 import tempfile
 from pathlib import Path
 
+from bookwise.index.build import chunking_params
 from bookwise.index.embedders import create_embedder
-from bookwise.ingest.pipeline import ChunkingParams, ingest_site
+from bookwise.ingest.pipeline import ingest_site
 from bookwise.ingest.site import SiteConfig, read_site_config
 from bookwise.settings import Settings
 
@@ -50,13 +51,7 @@ def main() -> int:
     args = parser.parse_args()
     settings = Settings(data_dir=Path(tempfile.mkdtemp()), embedding_provider=args.provider, _env_file=None)  # type: ignore[call-arg]
     counter = create_embedder(settings)
-    params = ChunkingParams(
-        settings.chunk_max_tokens,
-        settings.chunk_overlap_tokens,
-        settings.chunk_min_tokens,
-        counter.max_input_tokens,
-        counter.count_tokens,
-    )
+    params = chunking_params(settings, counter)
     for site_dir in args.sites:
         result = ingest_site(site_config(site_dir), params, max_file_bytes=settings.max_file_bytes)
         total = hashlib.sha256()

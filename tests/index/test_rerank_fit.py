@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bookwise.index.build import run_ingest
+from bookwise.index.build import chunking_params, run_ingest
 from bookwise.index.cache import SqliteEmbeddingCache
 from bookwise.index.edge.generations import read_current
 from bookwise.index.embedders import HashEmbedder
@@ -71,13 +71,7 @@ def ingested(settings: Settings, make_site: SiteFactory) -> tuple[Settings, Path
 def test_the_fitting_search_ranks_chunks_as_the_index_does(ingested: tuple[Settings, Path]) -> None:
     settings, site = ingested
     embedder = HashEmbedder()
-    params = ChunkingParams(
-        max_tokens=settings.chunk_max_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
-        min_tokens=settings.chunk_min_tokens,
-        model_max_tokens=embedder.max_input_tokens,
-        count_tokens=embedder.count_tokens,
-    )
+    params = chunking_params(settings, embedder)
     chunks = ingest_site(read_site_config(site), params).chunks
     cache = SqliteEmbeddingCache(settings.data_dir / "embeddings.sqlite")
     vectors = cache.get_many(embedder.model_id, [c.content_hash for c in chunks])

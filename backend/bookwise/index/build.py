@@ -133,6 +133,18 @@ def git_commit(site: SiteConfig) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def chunking_params(settings: Settings, embedder: Embedder) -> ChunkingParams:
+    """How the ingest cuts chunks: the configured sizes, counted with ``embedder``'s tokenizer and
+    capped by its input size."""
+    return ChunkingParams(
+        max_tokens=settings.chunk_max_tokens,
+        overlap_tokens=settings.chunk_overlap_tokens,
+        min_tokens=settings.chunk_min_tokens,
+        model_max_tokens=embedder.max_input_tokens,
+        count_tokens=embedder.count_tokens,
+    )
+
+
 def run_ingest(
     settings: Settings,
     site: SiteConfig,
@@ -159,13 +171,7 @@ def run_ingest(
     hooks = hooks or Hooks()
     # Chunks are sized with the configured model's tokenizer; a site-adapted copy shares it.
     sizing = embedder or create_embedder(settings, runtime="ingest")
-    params = ChunkingParams(
-        max_tokens=settings.chunk_max_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
-        min_tokens=settings.chunk_min_tokens,
-        model_max_tokens=sizing.max_input_tokens,
-        count_tokens=sizing.count_tokens,
-    )
+    params = chunking_params(settings, sizing)
     result = ingest_site(
         site,
         params,

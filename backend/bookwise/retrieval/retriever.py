@@ -25,7 +25,7 @@ import numpy as np
 from bookwise import validation
 from bookwise.errors import BookwiseError, EmbeddingError, InvalidRequestError
 from bookwise.index.adapt import is_adapted
-from bookwise.index.embedders import Embedder, create_embedder
+from bookwise.index.embedders import Embedder, ServingEmbedder, create_embedder
 from bookwise.index.factory import open_store
 from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder, SparseVector
 from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexReader, IndexStore
@@ -444,6 +444,10 @@ class Retriever:
         embedding on demand). Returns the number of passages embedded. Batches are small (about one
         embedding call) because stopping waits for the current one.
         """
+        if isinstance(self._embedder, ServingEmbedder) and self._embedder.passages_known:
+            # The generation carries the vectors of every passage a search can rank: copying them
+            # would only hold the interpreter (1.8 s on docusaurus-docs) while the first readers wait.
+            return 0
         first_chunk: dict[str, ChunkPayload] = {}
         for hit in self._reader.all_chunks():
             payload = ChunkPayload.from_payload(hit.payload)

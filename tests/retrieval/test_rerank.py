@@ -25,9 +25,7 @@ PAGES = {
 # Many chunks say "lantern wick" in passing; one section is about the wick, by its heading.
 PAGES["docs/lanterns.md"] = (
     "# Lamps\n\n"
-    + "\n\n".join(
-        f"## Note {s}\n\nA lantern wick, a lantern wick glows in note {s}." for s in range(3)
-    )
+    + "\n\n".join(f"## Note {s}\n\nA lantern wick, a lantern wick glows in note {s}." for s in range(3))
     + "\n\n## Wick care\n\nTrim it short so the flame stays low.\n"
 )
 QUESTION = "lantern wick"

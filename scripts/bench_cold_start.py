@@ -82,6 +82,8 @@ async def round_of(url: str, questions: list[str], concurrency: int) -> dict[str
     async with httpx.AsyncClient(timeout=120) as client:
         results = await asyncio.gather(*(one(q) for q in questions))
     times = [t * 1000 for t, _ in results if t is not None]
+    # Past the first batch in flight: whether only the first questions pay for something.
+    later = [t * 1000 for t, _ in results[concurrency:] if t is not None]
     errors = Counter(e for _, e in results if e is not None)
     return {
         "asked": len(questions),
@@ -92,6 +94,7 @@ async def round_of(url: str, questions: list[str], concurrency: int) -> dict[str
         "sources_p50_ms": round(percentile(times, 50) or 0, 1),
         "sources_p95_ms": round(percentile(times, 95) or 0, 1),
         "sources_mean_ms": round(statistics.fmean(times), 1) if times else None,
+        "later_sources_p95_ms": round(percentile(later, 95) or 0, 1),
         "round_s": round(time.perf_counter() - started, 2),
     }
 

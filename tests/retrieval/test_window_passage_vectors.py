@@ -4,13 +4,16 @@ every such window travel with the index generation, so a fresh server embeds onl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import permutations
 from pathlib import Path
 
 from apiserver import hash_settings
 from bookwise.index.build import run_ingest
 from bookwise.index.embedders import Embedder, ServingEmbedder
 from bookwise.ingest.site import read_site_config
+from bookwise.retrieval.assemble import SectionChunk, assemble, windows
 from bookwise.retrieval.passage_rank import book_passage_inputs
+from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.retriever import Retriever
 
 TOPICS = [
@@ -80,3 +83,22 @@ def test_a_fresh_server_ranks_a_long_sections_window_without_embedding_its_passa
         assert passages == []  # a passage's input is its page title and heading, then the passage
     finally:
         retriever.close()
+
+
+def test_every_window_a_search_assembles_is_made_of_stored_passages() -> None:
+    chunks = [SectionChunk(n, f"The {name} rule. {sentence}") for n, (name, sentence) in enumerate(TOPICS)]
+    budget = 50  # words: two or three chunks of eight
+
+    def count(text: str) -> int:
+        return len(text.split())
+
+    stored = {
+        p.text
+        for text in windows(chunks, budget_tokens=budget, count_tokens=count)
+        for p in passages_of(text)
+    }
+    indices = range(len(chunks))
+    for hits in [[], *([h] for h in indices), *(list(pair) for pair in permutations(indices, 2))]:
+        built = assemble(chunks, hits, budget_tokens=budget, count_tokens=count)
+        assert built.truncated
+        assert {p.text for p in passages_of(built.text)} <= stored, hits

@@ -242,9 +242,10 @@ def with_attributes(page: Any, url: str, attributes: dict[str, str]) -> None:
     def rewrite(route: Any) -> None:
         html = route.fetch().text()
         added = " ".join(f'{name}="{escape(value)}"' for name, value in attributes.items())
-        route.fulfill(
-            body=html.replace("data-bookwise", f"{added} data-bookwise", 1), content_type="text/html"
-        )
+        # The widget's script tag: the navbar's search button (data-bookwise-search) comes first.
+        tag = '<script src="/widget.js"'
+        assert tag in html
+        route.fulfill(body=html.replace(tag, f"{tag} {added}", 1), content_type="text/html")
 
     page.route(url, rewrite)
 

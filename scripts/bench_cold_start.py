@@ -31,6 +31,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from apiserver import wait_until_serving  # noqa: E402
 from nginx import free_port  # noqa: E402
 
 BOOKWISE = Path(sys.executable).with_name("bookwise")
@@ -143,17 +144,10 @@ def main() -> None:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None:
-                raise SystemExit(
-                    f"bookwise serve exited: {server.stderr.read()[-3000:] if server.stderr else ''}"
-                )
-            time.sleep(0.05)
+        try:
+            wait_until_serving(url, server, path="/api/health", within_s=600)
+        except AssertionError as failed:
+            raise SystemExit(f"{failed}: {server.stderr.read()[-3000:] if server.stderr else ''}") from None
         up = time.perf_counter() - started
         cold = asyncio.run(round_of(url, questions, args.concurrency))
         warm = asyncio.run(round_of(url, questions, args.concurrency))

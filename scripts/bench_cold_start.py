@@ -32,6 +32,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from apiserver import wait_until_serving  # noqa: E402
+from bench_load import refusal  # noqa: E402
 from nginx import free_port  # noqa: E402
 
 BOOKWISE = Path(sys.executable).with_name("bookwise")
@@ -52,12 +53,7 @@ async def ask(client: httpx.AsyncClient, url: str, question: str) -> tuple[float
     try:
         async with client.stream("POST", f"{url}/api/chat", json={"question": question}) as response:
             if response.status_code != 200:
-                body = await response.aread()
-                try:
-                    code = json.loads(body)["error"]["code"]
-                except (ValueError, KeyError, TypeError):
-                    code = "not_json"
-                return None, f"http_{response.status_code}_{code}"
+                return None, await refusal(response)
             async for line in response.aiter_lines():
                 if line.startswith("event:"):
                     event = line[6:].strip()

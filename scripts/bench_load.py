@@ -87,6 +87,16 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 1
     raise SystemExit(f"{url} did not come up")
 
 
+async def refusal(response: httpx.Response) -> str:
+    """A refused answer's label: its status and the error body's code."""
+    body = await response.aread()
+    try:
+        code = json.loads(body)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        code = "not_json"  # uvicorn's own plain-text 503 beyond the connection cap
+    return f"http_{response.status_code}_{code}"
+
+
 async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: Wave) -> None:
     started = time.perf_counter()
     seen_sources = seen_token = False
@@ -94,12 +104,7 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
     try:
         async with client.stream("POST", f"{url}/api/chat", json={"question": question}) as response:
             if response.status_code != 200:
-                body = await response.aread()
-                try:
-                    code = json.loads(body)["error"]["code"]
-                except (ValueError, KeyError, TypeError):
-                    code = "not_json"  # uvicorn's own plain-text 503 beyond the connection cap
-                wave.error(f"http_{response.status_code}_{code}")
+                wave.error(await refusal(response))
                 return
             async for line in response.aiter_lines():
                 if line.startswith("data:") and event == "meta":

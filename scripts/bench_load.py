@@ -41,7 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
+import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_QUESTIONS = ROOT / "eval" / "redux-extra.questions.jsonl"
@@ -62,6 +64,7 @@ class Wave:
     workers: int = 1
     code: str = ""  # the --code label of the server measured
     reingest: str = ""  # the re-ingest's outcome, in --reingest runs
+    cpu_per_answer: dict[str, float] = field(default_factory=dict)  # CPU ms per answer, by process
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -87,26 +90,42 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 1
     raise SystemExit(f"{url} did not come up")
 
 
-async def refusal(response: httpx.Response) -> str:
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds so far of a process and its live descendants (Linux /proc; 0 elsewhere)."""
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return total
+
+
+async def refusal(response: aiohttp.ClientResponse) -> str:
     """A refused answer's label: its status and the error body's code."""
-    body = await response.aread()
+    body = await response.read()
     try:
         code = json.loads(body)["error"]["code"]
     except (ValueError, KeyError, TypeError):
         code = "not_json"  # uvicorn's own plain-text 503 beyond the connection cap
-    return f"http_{response.status_code}_{code}"
+    return f"http_{response.status}_{code}"
 
 
-async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: Wave) -> None:
+async def one_stream(client: aiohttp.ClientSession, url: str, question: str, wave: Wave) -> None:
     started = time.perf_counter()
     seen_sources = seen_token = False
     event = ""
     try:
-        async with client.stream("POST", f"{url}/api/chat", json={"question": question}) as response:
-            if response.status_code != 200:
+        async with client.post(f"{url}/api/chat", json={"question": question}) as response:
+            if response.status != 200:
                 wave.error(await refusal(response))
                 return
-            async for line in response.aiter_lines():
+            async for raw in response.content:  # one SSE line per item
+                line = raw.decode().rstrip("\r\n")
                 if line.startswith("data:") and event == "meta":
                     meta = json.loads(line[5:])
                     mode, generation = meta["answer_mode"], str(meta.get("index_version"))
@@ -127,7 +146,7 @@ async def one_stream(client: httpx.AsyncClient, url: str, question: str, wave: W
                         wave.error("error_event")
                     elif event == "done":
                         wave.totals.append(now)
-    except httpx.HTTPError as error:
+    except (aiohttp.ClientError, TimeoutError) as error:
         wave.error(type(error).__name__)
 
 
@@ -178,8 +197,9 @@ async def run_wave(
     reingest: tuple[Path, dict[str, str]] | None = None,
 ) -> Wave:
     wave = Wave(concurrency)
-    limits = httpx.Limits(max_connections=concurrency + 5, max_keepalive_connections=concurrency + 5)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
+    connector = aiohttp.TCPConnector(limit=concurrency + 5)
+    timeout = aiohttp.ClientTimeout(total=60.0)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as client:
         started = time.perf_counter()
         wave.end = started + duration + (3600.0 if reingest else 0.0)  # set by the re-ingest when done
 
@@ -225,6 +245,7 @@ def summary(wave: Wave) -> dict[str, Any]:
         "server_retrieval_p95_ms": percentile(wave.retrieval, 95),
         "answers_per_s": round(len(wave.totals) / wave.elapsed, 1) if wave.elapsed else None,
         "answers_per_generation": wave.generations,
+        **wave.cpu_per_answer,
         **({"reingest": wave.reingest} if wave.reingest else {}),
     }
 
@@ -284,7 +305,7 @@ def main() -> None:
         wait_until_up(f"http://127.0.0.1:{llm_port}/v1/models", llm)
         codes = [tuple(item.split("=", 1)) for item in args.code.split(",") if item] or [("", "")]
         for workers in (int(n) for n in args.workers.split(",")):
-            results += run_servers(args, env, workers, questions, codes)  # type: ignore[arg-type]
+            results += run_servers(args, env, workers, questions, codes, llm.pid)  # type: ignore[arg-type]
         if args.json:
             print(
                 json.dumps({"mode": "burst" if args.burst else "closed-loop", "results": results}, indent=2)
@@ -300,6 +321,7 @@ def run_servers(
     workers: int,
     questions: list[str],
     codes: list[tuple[str, str]],
+    llm_pid: int,
 ) -> list[dict[str, Any]]:
     """`bookwise serve --workers N` on the index (one per checkout in ``codes``: label, backend dir),
     and every concurrency level against each in turn."""
@@ -319,10 +341,18 @@ def run_servers(
         stagger = args.tokens * args.delay
         reingest = (args.reingest, env) if args.reingest else None
         for concurrency in (int(n) for n in args.concurrency.split(",")):
-            for label, url, _ in servers:
-                wave = asyncio.run(
-                    run_wave(url, questions, concurrency, args.duration, stagger, args.burst, reingest)
-                )
+            for label, url, api in servers:
+                before = tree_cpu_s(api.pid), tree_cpu_s(llm_pid), time.process_time()
+                with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                    wave = runner.run(
+                        run_wave(url, questions, concurrency, args.duration, stagger, args.burst, reingest)
+                    )
+                after = tree_cpu_s(api.pid), tree_cpu_s(llm_pid), time.process_time()
+                answers = max(len(wave.totals), 1)
+                wave.cpu_per_answer = {
+                    f"cpu_ms_per_answer_{name}": round((end - start) * 1000 / answers, 2)
+                    for name, start, end in zip(("server", "fake_llm", "client"), before, after, strict=True)
+                }
                 wave.workers, wave.code = workers, label
                 results.append(summary(wave))
                 results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
@@ -346,7 +376,10 @@ def print_row(r: dict[str, Any]) -> None:
         f"{r['error_kinds'] or ''}  sources p50 {ms('sources_p50_ms')} / p95 {ms('sources_p95_ms')} ms  "
         f"first token p50 {ms('first_token_p50_ms')} / p95 {ms('first_token_p95_ms')} ms  "
         f"server retrieval p50 {ms('server_retrieval_p50_ms')} / p95 {ms('server_retrieval_p95_ms')} ms  "
-        f"{r['answers_per_s']} answers/s  {r['answer_modes']}  load average {r['load_average']}",
+        f"{r['answers_per_s']} answers/s  {r['answer_modes']}  load average {r['load_average']}  "
+        f"CPU ms per answer: server {r['cpu_ms_per_answer_server']}, "
+        f"fake LLM {r['cpu_ms_per_answer_fake_llm']}, "
+        f"load generator {r['cpu_ms_per_answer_client']}",
         flush=True,
     )
     if "reingest" in r:

@@ -8,6 +8,7 @@ import functools
 import re
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -46,6 +47,7 @@ PHRASE_PASSAGE_COSINE = 0.35
 # words find it.
 WORDS_BESIDE_PHRASE = 1
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
+DEFINING_CACHE = 1024  # terms whose defining sections are kept, per retriever
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
 _WORD = re.compile(r"[a-z0-9_]+")
 # "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
@@ -189,7 +191,7 @@ def unnamed_topics(
     # "danger callout": the admonitions page, "Handling admonitions/callouts", has `:::danger`.
     held = [
         set(stems(" ".join((s.title, s.heading_text, s.text)))) | book.pages.get(s.doc_path, frozenset())
-        for s in sources
+        for s in (sources if any(p in absent for p in central) else ())  # stemmed only when read
     ]
     unnamed = [p for p in central if p in absent and not any(set(stems(" ".join(p))) <= h for h in held)]
     if unnamed:
@@ -255,17 +257,58 @@ async def _defining_sections(
     added: list[SectionResult] = []
     known = {s.section_id for s in sources}
     for term in defined_terms(query):
-        found = await retriever.asearch(term, top_k=DEFINING_SEARCH)
-        for section in found.sections:
-            if section.section_id in known:
-                continue
-            passages = passages_of(section.text)
-            first = passages[0].text if passages else ""
-            if any(defines(p.text, section.heading_text, p.text == first, term) for p in passages):
-                known.add(section.section_id)
-                added.append(section)
-                break
+        definers = await retriever.arun(functools.partial(_definers.of, retriever, term))
+        section = next((s for s in definers if s.section_id not in known), None)
+        if section is not None:
+            known.add(section.section_id)
+            added.append(section)
     return added
+
+
+def _defines_term(section: SectionResult, term: str) -> bool:
+    passages = passages_of(section.text)
+    first = passages[0].text if passages else ""
+    return any(defines(p.text, section.heading_text, p.text == first, term) for p in passages)
+
+
+_Sections = tuple[SectionResult, ...]
+
+
+class DefiningSections:
+    """The sections a term's own search finds that define it (``DEFINING_SEARCH`` searched), in the
+    search's order, kept per retriever by index generation, model and term: the same "what is"
+    question, or another about the same term, is not searched again (a search, and a query embedding
+    the first time). At most ``capacity`` terms, the least recently asked forgotten."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._known: weakref.WeakKeyDictionary[Retriever, OrderedDict[tuple[str, str, str], _Sections]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def of(self, retriever: Retriever, term: str) -> _Sections:
+        """Blocking (a search when the term is new): run it in a worker thread."""
+        key = (retriever.generation(), retriever.embedder.model_id, term)
+        with self._lock:
+            known = self._known.setdefault(retriever, OrderedDict())
+            found = known.get(key)
+            if found is not None:
+                known.move_to_end(key)
+                return found
+        result = retriever.search(term, top_k=DEFINING_SEARCH)
+        found = tuple(s for s in result.sections if _defines_term(s, term))
+        # The search may have followed a re-ingest: its sections are that generation's.
+        key = (result.index_version, retriever.embedder.model_id, term)
+        with self._lock:
+            known[key] = found
+            known.move_to_end(key)
+            while len(known) > self.capacity:
+                known.popitem(last=False)
+        return found
+
+
+_definers = DefiningSections(DEFINING_CACHE)
 
 
 async def covers(retriever: Retriever, result: RetrievalResult) -> bool:

@@ -9,6 +9,7 @@ can be made up.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,8 +76,12 @@ _LATER_STEP = re.compile(
 # alone it tells the reader that it can be done, not how. (A "Then, …" step still says what to do;
 # bringing its earlier step in pushed the apiKey answer's "safe to commit" code out on eval/.)
 _STEP_RESULT = re.compile(r"^[>*_\s]*(?:and\s+)?now(?!\s+that)\b", re.IGNORECASE)
+# Passages whose ``asks`` verdict is kept: every answer reads it for each ranked passage (about 20),
+# and the same passages come back for many questions.
+ASKS_CACHE = 8192
 
 
+@functools.lru_cache(maxsize=ASKS_CACHE)
 def asks(text: str) -> bool:
     """Whether a passage only asks: a chapter's exercises ("1. Why does the P-only controller settle
     quickly but at the wrong speed? 2. …") quoted as the answer to that very question. Most of its

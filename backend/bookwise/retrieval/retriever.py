@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -53,6 +54,8 @@ from bookwise.settings import Settings
 _T = TypeVar("_T")
 TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
+PASSAGE_TERMS_CACHE = 20_000
+PAYLOAD_CACHE = 20_000
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
 # A word of the question that no chunk of the book contains is what the question asks about when its
 # embedding is this close to the question's ("SLAM" in "How does SLAM build a map of the room?" 0.63,
@@ -134,6 +137,10 @@ class Retriever:
         )
         # The same chunks come back for many queries: their token counts are kept, not recounted.
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
+        # ... and so are their passages' BM25 terms, and their chunks' payloads read back.
+        self._passage_terms = functools.lru_cache(maxsize=PASSAGE_TERMS_CACHE)(self._document_terms)
+        self._payloads: OrderedDict[tuple[str, str], ChunkPayload] = OrderedDict()
+        self._payloads_lock = threading.Lock()
         self._warm = False
         self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
         self._outlines_lock = threading.Lock()
@@ -431,7 +438,7 @@ class Retriever:
             set(self._sparse.query(topic).indices),
             sections,
             embed=self._passage_vectors.embed,
-            terms=lambda text: set(self._sparse.document(text).indices),
+            terms=lambda text: set(self._passage_terms(text)),
             weights=weights or PassageWeights(),
         )
 
@@ -474,7 +481,7 @@ class Retriever:
         by_section: dict[str, _Candidate] = {}
         seen_content: dict[tuple[str, str], str] = {}
         for hit in fused:  # best first
-            payload = ChunkPayload.from_payload(hit.payload)
+            payload = self._payload(hit)
             section_id = _section_id(hit, payload)
             candidate = by_section.get(section_id)
             if candidate is None:
@@ -485,6 +492,30 @@ class Retriever:
                 candidate = by_section[section_id] = _Candidate(section_id, hit.score, payload)
             candidate.hits.append(payload.section_chunk_index)
         return list(by_section.values())
+
+    def _document_terms(self, text: str) -> frozenset[int]:
+        return frozenset(self._sparse.document(text).indices)
+
+    def _payload(self, hit: Hit) -> ChunkPayload:
+        """``hit``'s payload read back, kept by chunk id and the payload's hash (the ingest's stamp of
+        its content): the same chunks come back for many queries, of this generation or a later one.
+        Only the stamps in ``extra`` (``index_version``…) may be those of an earlier generation: a
+        search never reads them."""
+        stamp = hit.payload.get("payload_hash")
+        if not isinstance(stamp, str):  # an index without the stamp: read every time
+            return ChunkPayload.from_payload(hit.payload)
+        key = (hit.id, stamp)
+        with self._payloads_lock:
+            known = self._payloads.get(key)
+            if known is not None:
+                self._payloads.move_to_end(key)
+                return known
+        payload = ChunkPayload.from_payload(hit.payload)
+        with self._payloads_lock:
+            self._payloads[key] = payload
+            while len(self._payloads) > PAYLOAD_CACHE:
+                self._payloads.popitem(last=False)
+        return payload
 
     def _rerank(self, query: str, candidates: list[_Candidate]) -> list[_Candidate]:
         assert self._reranker is not None
@@ -515,7 +546,7 @@ class Retriever:
     def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
         chunks_by_section: dict[str, list[SectionChunk]] = {c.section_id: [] for c in chosen}
         for hit in self._reader.section_chunks(list(chunks_by_section)):
-            payload = ChunkPayload.from_payload(hit.payload)
+            payload = self._payload(hit)
             if payload.section_id in chunks_by_section:
                 chunks_by_section[str(payload.section_id)].append(SectionChunk.from_payload(payload))
         budget = self.settings.section_max_tokens

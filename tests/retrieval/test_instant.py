@@ -1,13 +1,26 @@
-"""The keystroke search's parts that need no index: how a typed query is read, how the word being
-typed completes, how the dense channel ranks sections by their passages, and where the matched words
-stand in a snippet."""
+"""The keystroke search's parts: how a typed query is read, how the word being typed completes, how
+the dense channel ranks sections by their passages and keeps its best in view, how exercises yield
+to the sections that teach, and where the matched words stand in a snippet."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from apiserver import hash_settings, ingest_hashed
 from bookwise.ingest.payload import ChunkPayload
-from bookwise.retrieval.instant import ParsedQuery, PassageVectors, SectionIndex, snippet
+from bookwise.retrieval.instant import (
+    InstantHit,
+    InstantSearch,
+    ParsedQuery,
+    PassageVectors,
+    SectionIndex,
+    keep_dense_first,
+    snippet,
+)
+from bookwise.retrieval.retriever import Retriever
+from examplesite import EXAMPLE_SITE
 
 
 def payload(page: str, anchor: str, heading: str, text: str, **extra: str) -> ChunkPayload:
@@ -92,3 +105,61 @@ def test_a_section_with_two_close_passages_outranks_one_with_a_single_closer_one
     only = np.array([False, True, True])
     assert passages.rank([1.0, 0.0], only, 3) == [1, 2]  # the reader's version or locale only
     assert passages.rank([1.0, 0.0, 0.0], None, 3) is None  # a query vector of another model
+
+
+def test_kalman_gai_ranks_the_section_that_teaches_the_gain_above_the_exercises(tmp_path: Path) -> None:
+    # The example book's exercises ask about the Kalman gain more often than the section that teaches
+    # it mentions it: typed "kalman gai", the Exercises section came first.
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, EXAMPLE_SITE)
+    retriever = Retriever.open(settings)
+    try:
+        search = InstantSearch(retriever)
+        for dense in (False, True):
+            urls = [section["url"] for section in search.search("kalman gai", dense=dense).sections]
+            assert urls[0] == "/docs/sensing/kalman-filter#kalman-1d", (dense, urls)
+            assert "/docs/sensing/kalman-filter#exercises" in urls[:3]  # below it, not gone
+    finally:
+        retriever.close()
+
+
+def test_an_exercise_section_yields_a_near_tie_but_not_a_clear_match() -> None:
+    teaching = payload("/kalman", "gain", "The update", "The Kalman gain weighs the measurement.")
+    exercises = payload("/kalman", "exercises", "Exercises", "What does the Kalman gain weigh?")
+    index = SectionIndex("g1", [teaching, exercises])
+    assert [index.sections[n].exercise for n in range(2)] == [False, True]
+    hits = index.search(ParsedQuery.parse("kalman gai"), None, 5)
+    assert [index.sections[hit.section].url for hit in hits] == ["/kalman#gain", "/kalman#exercises"]
+    # Looking for the exercises finds them first.
+    hits = index.search(ParsedQuery.parse("kalman exerc"), None, 5)
+    assert index.sections[hits[0].section].url == "/kalman#exercises"
+    # A page the site declares a quiz is exercises throughout; a heading that mentions problems is not.
+    quiz = payload("/quiz", "gain", "The gain", "Which gain?", content_type="quiz")
+    faq = payload("/faq", "memory", "Will caching cause memory problems?", "No.")
+    assert {s.url: s.exercise for s in SectionIndex("g1", [quiz, faq]).sections} == {
+        "/quiz#gain": True,
+        "/faq#memory": False,
+    }
+
+
+def test_a_short_query_s_dense_text_reads_the_word_being_typed_when_the_book_has_that_word() -> None:
+    index = SectionIndex("g1", BOOK)
+    # "Kalman" is a word of the book: the reader may have finished it (a space would not change the text).
+    assert index.dense_text(ParsedQuery.parse("tune the Kalman")) == "tune the Kalman"
+    assert index.dense_text(ParsedQuery.parse("tune the Kalman ")) == "tune the Kalman"
+    assert index.dense_text(ParsedQuery.parse("tune the Kalm")) == "tune the"  # not a word yet
+    assert index.dense_text(ParsedQuery.parse("tune the")) == "tune"  # a stop word being typed
+    # Three complete words carry the meaning: the word being typed waits for its space.
+    assert index.dense_text(ParsedQuery.parse("tune integral gains of the wheel")) == (
+        "tune integral gains of the"
+    )
+
+
+def test_while_the_query_is_short_the_dense_channel_s_best_sections_keep_places_among_the_first() -> None:
+    fused = [InstantHit(n, 1.0 / (n + 1), frozenset()) for n in range(8)]
+    order = [hit.section for hit in keep_dense_first(fused, [7, 6], 5)]
+    assert order == [0, 1, 2, 7, 6, 3, 4, 5]  # the last places of the first five, in the dense order
+    order = [hit.section for hit in keep_dense_first(fused, [6, 2], 5)]
+    assert order == [0, 1, 2, 3, 6, 4, 5, 7]  # 2 is there already
+    assert keep_dense_first(fused, [1, 3], 5) == fused  # already there
+    assert keep_dense_first(fused, [], 5) == fused

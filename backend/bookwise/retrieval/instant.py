@@ -5,10 +5,12 @@ few hundred milliseconds by every reader typing, and its answer is a list to pic
 evidence for a model. So this is a lexical index of its own, built in memory once per index
 generation from the chunk payloads (``Retriever.chunk_payloads``): BM25 over each section's page
 title, heading and text, where the last word of the query matches every word of the vocabulary it
-begins (``conf`` → ``config``, ``configure``…). The dense channel (``Retriever.asearch``) joins in
-once the query has enough complete words to carry a meaning; its ranking is fused with the lexical
-one by reciprocal rank and cached by those complete words, so typing the next word's letters reuses
-it instead of embedding again.
+begins (``conf`` → ``config``, ``configure``…). The dense channel joins in once the query has a
+complete word; its ranking is fused with the lexical one by reciprocal rank and cached by the text it
+was embedded from, so typing the next word's letters reuses it instead of embedding again. While the
+query is short, the dense channel also reads a word being typed that is already a word of the book,
+and its best sections keep places among the first results (the few words typed give the lexical
+ranking little to go on).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bookwise.index.embedders import ServingEmbedder
+from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.models import code_spans, plain_markdown, plain_text, site_url
@@ -45,6 +48,11 @@ _ADMONITION = re.compile(r"^\s*:::\w*.*$", re.M)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`+")
 _LINE_MARKS = re.compile(r"^\s*(#{1,6}|>+|[-*+]|\d+\.)\s+", re.M)
+# A heading that names its section as the reader's exercises. Anchored, unlike the answer's wider
+# test (generation.study): a FAQ heading such as "Will caching cause memory problems?" teaches.
+_EXERCISE_LABEL = re.compile(
+    r"^\W*(?:exercises?|quiz(?:zes)?|self-check|check your understanding|review questions|practice)\b", re.I
+)
 
 K1, B = 1.2, 0.75
 HEADING_WEIGHT = 3  # a word of the heading counts as this many of the text
@@ -57,6 +65,14 @@ RRF_K = 20  # reciprocal-rank fusion of the lexical and dense rankings
 # this many: a word or two carry little meaning for the embedder, and their exact matches are the
 # better guide (measured: scripts/bench_instant_search.py quality).
 DENSE_FULL_WORDS = 3
+# Until then, the dense ranking's first (DENSE_FULL_WORDS - complete words) sections keep places among
+# this many first results, and a word being typed that is a word of the book (of this many letters at
+# least) is read by the dense channel as typed: the reader may have finished it.
+DENSE_KEPT_WITHIN = 5
+DENSE_TYPED_WORD_CHARS = 3
+# An exercise section's lexical score is weighed by this: on a tie or near-tie the section that
+# teaches comes first ("kalman gai" means the Kalman gain's section, not the exercises that ask about it).
+EXERCISE_WEIGHT = 0.9
 DENSE_TOP_K = 10
 SECOND_PASSAGE_WEIGHT = 0.1  # of a section's second best passage, added to its best one's cosine
 DENSE_CACHE = 512  # dense rankings kept, by (generation, complete words, filters)
@@ -86,6 +102,7 @@ class Section:
     source_heading: str
     chunks: list[str] = field(default_factory=list)
     text: str = ""  # plain-ish text, for snippets
+    exercise: bool = False  # a page of exercises (its declared type), or a section headed as such
 
 
 @dataclass(frozen=True)
@@ -107,12 +124,14 @@ def _plain_snippet_text(markdown: str) -> str:
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """The query's complete words (stop words dropped), the word being typed, if any, and the text
-    up to the last complete word, as typed (stop words kept: the embedder reads them as sense)."""
+    """The query's complete words (stop words dropped), the word being typed, if any, the text up to
+    the last complete word, as typed (stop words kept: the embedder reads them as sense), and the word
+    being typed as typed."""
 
     complete: tuple[str, ...]
     partial: str
     dense_text: str = field(default="", compare=False)
+    typed: str = field(default="", compare=False)
 
     @classmethod
     def parse(cls, query: str) -> ParsedQuery:
@@ -120,8 +139,9 @@ class ParsedQuery:
         typing = bool(tokens) and bool(query) and not query[-1].isspace() and query[-1] not in "?!.,;:"
         partial = tokens.pop() if typing else ""
         complete = tuple(dict.fromkeys(t for t in tokens if t not in STOP_WORDS))
-        done = query[: list(_WORD.finditer(query))[-1].start()] if partial else query
-        return cls(complete, partial, " ".join(done.split()))
+        last = list(_WORD.finditer(query))[-1] if partial else None
+        done = query[: last.start()] if last else query
+        return cls(complete, partial, " ".join(done.split()), last.group() if last else "")
 
 
 class SectionIndex:
@@ -154,6 +174,8 @@ class SectionIndex:
                     source_heading=p.heading,
                 )
             section.chunks.append(p.text)
+            if p.content_type in EXERCISE_TYPES or _EXERCISE_LABEL.search(p.heading_text or section.heading):
+                section.exercise = True
         self.sections = list(by_key.values())
         self.index_of = {s.key: i for i, s in enumerate(self.sections)}
         postings: dict[str, dict[int, float]] = defaultdict(dict)
@@ -170,6 +192,8 @@ class SectionIndex:
             for word, count in counts.items():
                 postings[word][number] = float(count)
         self.vocabulary = sorted(postings)
+        exercise = np.array([s.exercise for s in self.sections], dtype=np.bool_)
+        self.exercise = exercise if exercise.any() else None
         self.lengths = lengths
         self.average_length = sum(lengths) / len(lengths) if lengths else 1.0
         total = len(self.sections)
@@ -258,6 +282,20 @@ class SectionIndex:
                 terms.append([(w, 1.0 if w == partial else longer) for w in self.completions(partial)])
         return terms
 
+    def dense_text(self, parsed: ParsedQuery) -> str:
+        """What the dense channel embeds: the text up to the word being typed, and that word too while
+        the query is short and it is a word of the book already (the reader may be done with it; once
+        a space follows, the text is the same, so that embedding is reused)."""
+        partial = parsed.partial
+        if (
+            len(parsed.complete) < DENSE_FULL_WORDS
+            and len(partial) >= DENSE_TYPED_WORD_CHARS
+            and partial not in STOP_WORDS
+            and partial in self.postings
+        ):
+            return f"{parsed.dense_text} {parsed.typed}".strip()
+        return parsed.dense_text
+
     def search(self, parsed: ParsedQuery, allowed: set[int] | None, limit: int) -> list[InstantHit]:
         """Sections by BM25 over the complete words and the typed word's completions, weighed by how
         many of the query's words they hold."""
@@ -291,6 +329,8 @@ class SectionIndex:
             return []
         # A section holding every word of the query weighs up to twice one holding few of them.
         ranked = scores[candidates_] * (0.5 + 0.5 * covered[candidates_] / len(terms))
+        if self.exercise is not None:
+            ranked *= np.where(self.exercise[candidates_], EXERCISE_WEIGHT, 1.0)
         order = np.lexsort((candidates_, -ranked))[:limit]
         holding = [self.holding[w] for alternatives in terms for w, _ in alternatives if w in self.holding]
         words = [w for alternatives in terms for w, _ in alternatives if w in self.holding]
@@ -459,6 +499,22 @@ class PassageVectors:
         return ranked
 
 
+def keep_dense_first(fused: list[InstantHit], kept: Sequence[int], within: int) -> list[InstantHit]:
+    """``fused`` with the sections ``kept`` (the dense ranking's first, in its order) among its first
+    ``within``: those that are not take the last of those places. While the dense channel weighs
+    less than in full, its best sections could otherwise never show, where the few words typed give
+    the lexical ranking little to go on."""
+    first = {hit.section for hit in fused[:within]}
+    missing = [n for n in kept if n not in first]
+    if not missing:
+        return fused
+    moved = [hit for hit in fused if hit.section in missing]
+    moved.sort(key=lambda hit: missing.index(hit.section))
+    head = [hit for hit in fused if hit.section not in missing][: within - len(moved)]
+    placed = {hit.section for hit in head} | set(missing)
+    return head + moved + [hit for hit in fused if hit.section not in placed]
+
+
 class InstantSearch:
     """Keystroke search over one retriever: the section index follows its generations."""
 
@@ -619,11 +675,16 @@ class InstantSearch:
         hits = lexical[:limit]
         if use_dense:
             mark = time.perf_counter()
-            ranking = self._dense_ranking(index, parsed.dense_text, version, locale, embed=embed)
+            ranking = self._dense_ranking(index, index.dense_text(parsed), version, locale, embed=embed)
             if ranking is None:
                 return None
             timings["dense"] = (time.perf_counter() - mark) * 1000
-            hits = self._fuse(index, parsed, lexical, ranking, allowed)[:limit]
+            fused = self._fuse(index, parsed, lexical, ranking, allowed)
+            kept = [n for n in (index.index_of.get(key) for key in ranking) if n is not None]
+            if allowed is not None:
+                kept = [n for n in kept if n in allowed]
+            kept = kept[: max(0, DENSE_FULL_WORDS - len(parsed.complete))]
+            hits = keep_dense_first(fused, kept, min(limit, DENSE_KEPT_WITHIN))[:limit]
         every = frozenset(w for hit in hits for w in hit.matched)
         pattern = words_pattern(every) if every else None
         sections = [self._section(index, hit, pattern) for hit in hits]

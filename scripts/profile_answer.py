@@ -14,12 +14,15 @@ The first round (cold caches) is reported apart; the rounds after it are the ste
 server lives in. Then one more round runs under cProfile (every thread's profile merged, each timed
 in its own thread's CPU time, so waiting for a worker thread counts nothing) and the top of it is
 printed. ``--code label=<backend dir>,...`` runs the same measurement on other checkouts,
-each in its own process, in turn (``--repeat`` times), so before and after meet the same load.
-Every process must open its own copy of an index: never two at once (they do not, here).
+each in its own process, in turn (``--repeat`` times), or all at once with ``--together`` (then
+each opens its own copy of the index: ``label=<backend dir>@<data dir>``), so before and after meet
+the same load. Never let two processes open one index copy.
 
     python scripts/profile_answer.py --data-dir <index dir> --questions website-plugin/example/questions.jsonl
     python scripts/profile_answer.py --data-dir <index dir> --questions <set> \
         --code before=<old checkout>/backend,after=backend --repeat 2 --top 0
+    python scripts/profile_answer.py --data-dir <index dir> --top 0 --repeat 3 --together \
+        --code before=<old checkout>/backend@<index copy>,after=backend@<another copy>
 """
 
 from __future__ import annotations
@@ -199,6 +202,11 @@ def main() -> None:
     parser.add_argument("--sort", default="cumulative", help="pstats sort key (cumulative, tottime…)")
     parser.add_argument("--code", default="", help="label=<backend dir>,... : measure these checkouts")
     parser.add_argument("--repeat", type=int, default=1, help="with --code: runs of each, in turn")
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="with --code: run the checkouts at the same time, so they share the machine's load alike",
+    )
     parser.add_argument("--json", action="store_true", help="print this process's figures as JSON")
     args = parser.parse_args()
     args.paths = [p for p in args.paths.split(",") if p]
@@ -207,29 +215,44 @@ def main() -> None:
     if not args.code:
         if str(ROOT / "backend") not in sys.path and "bookwise" not in sys.modules:
             sys.path.append(str(ROOT / "backend"))  # after PYTHONPATH: a checkout given there wins
-        report = measure(args)
+        figures = measure(args)
         if args.json:
-            print(json.dumps(report))
+            print(json.dumps(figures))
         else:
-            show("", report)
+            show("", figures)
         return
-    codes = dict(item.split("=", 1) for item in args.code.split(","))
+    codes = [tuple(item.split("=", 1)) for item in args.code.split(",")]
     argv = sys.argv[1:]
+    valued = ("--code", "--repeat", "--data-dir")  # the options a child is not given, and their values
     child = [
         a
         for i, a in enumerate(argv)
-        if not a.startswith(("--code", "--repeat")) and (i == 0 or argv[i - 1] not in ("--code", "--repeat"))
+        if not a.startswith((*valued, "--together")) and (i == 0 or argv[i - 1] not in valued)
     ]
+    places = [backend.partition("@")[2] or str(args.data_dir) for _, backend in codes]
+    if args.together and len(set(places)) < len(places):
+        parser.error("--together: give each checkout its own copy of the index (label=<backend>@<data dir>)")
     for run in range(args.repeat):
-        for label, backend in codes.items():
-            env = {**os.environ, "PYTHONPATH": str(Path(backend).resolve())}
+        started = []
+        for (label, backend), place in zip(codes, places, strict=True):
+            env = {**os.environ, "PYTHONPATH": str(Path(backend.partition("@")[0]).resolve())}
+            command = [sys.executable, __file__, *child, "--data-dir", place, "--json"]
             load = os.getloadavg()[0]
-            done = subprocess.run(
-                [sys.executable, __file__, *child, "--json"], env=env, capture_output=True, text=True
+            process = subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
-            if done.returncode != 0:
-                raise SystemExit(f"{label}: {done.stderr[-2000:]}")
-            show(f"[{label} run {run + 1}, load {load:.2f}] ", json.loads(done.stdout.splitlines()[-1]))
+            started.append((label, load, process))
+            if not args.together:
+                collect(run, *started.pop())
+        for item in started:
+            collect(run, *item)
+
+
+def collect(run: int, label: str, load: float, process: subprocess.Popen[str]) -> None:
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{label}: {err[-2000:]}")
+    show(f"[{label} run {run + 1}, load {load:.2f}] ", json.loads(out.splitlines()[-1]))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from bookwise.index.rerank_fit import RERANK_MODEL, FitParams, fit, save_skipped
 from bookwise.index.store import IndexStore
 from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
 from bookwise.ingest.models import Chunk
-from bookwise.ingest.pipeline import ChunkingParams, FileProblem, ingest_site
+from bookwise.ingest.pipeline import ChunkingParams, FileProblem, IngestResult, ingest_site
 from bookwise.ingest.site import SiteConfig
 from bookwise.settings import Settings
 
@@ -171,85 +171,37 @@ def run_ingest(
     hooks = hooks or Hooks()
     # Chunks are sized with the configured model's tokenizer; a site-adapted copy shares it.
     sizing = embedder or create_embedder(settings, runtime="ingest")
-    params = chunking_params(settings, sizing)
-    result = ingest_site(
-        site,
-        params,
-        module_depth=settings.module_depth,
-        chapter_depth=settings.chapter_depth,
-        max_file_bytes=settings.max_file_bytes,
-        on_file=hooks.on_file,
-        built=built,
-    )
-    failed = bool(result.errors) or bool(result.manifest and result.manifest.mismatches)
-    held_back = strict and failed and not dry_run
+    result = _chunk_site(settings, site, sizing, hooks.on_file, built)
+    held_back = strict and not dry_run and _failed(result)
     dry_run = dry_run or held_back
-    report = IngestReport(
-        held_back=held_back,
-        docs_processed=len(result.documents),
-        docs_skipped=len(result.skipped),
-        chunks=len(result.chunks),
-        errors=result.errors,
-        skipped=result.skipped,
-        dry_run=dry_run,
-        manifest=result.manifest,
-    )
-    with _collect_faults(report.warnings):  # the report lists the faults survived
-        own_store = store is None
-        store = store or open_store(settings)
-        cache: SqliteEmbeddingCache | None = None
-        try:
-            if not dry_run:  # before anything is written: Edge on a full disk dies of SIGBUS, silently
-                store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
-                ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
-            cache = SqliteEmbeddingCache(settings.data_dir / "embeddings.sqlite")
+    report = _report_of(result, dry_run=dry_run, held_back=held_back)
+    # The report lists the data-directory faults survived.
+    with _collect_faults(report.warnings), _store_for(settings, store) as index_store:
+        if not dry_run:
+            _make_room(settings, index_store)
+        with closing(SqliteEmbeddingCache(settings.data_dir / "embeddings.sqlite")) as cache:
             if embedder is None:
-                adapt_started = time.perf_counter()
-                embedder, adapted = _site_embedder(
+                embedder, report.adapt_s = _site_embedder(
                     settings,
-                    store,
+                    index_store,
                     result.chunks,
                     sizing,
                     rebuild=reindex or adapt,
                     dry_run=dry_run,
                     hooks=hooks,
                 )
-                if adapted:
-                    report.adapt_s = time.perf_counter() - adapt_started
             report.embed_model = embedder.model_id
             attach, refresh = None, False
-            if isinstance(store, EdgeStore) and not dry_run:
-                exported = _exported(settings, embedder)
-                live = store.live_manifest()
-                live_dir = store.root / "generations" / live.generation if live is not None else None
-                attach = _attachments(
-                    embedder,
-                    exported,
-                    result.chunks,
-                    passage_inputs,
-                    cache,
-                    live_dir,
-                    hooks.on_embed,
-                    _fit_params(settings),
+            if not dry_run:
+                attach, refresh = _plan_attachments(
+                    settings, index_store, embedder, result.chunks, passage_inputs, cache, hooks.on_embed
                 )
-                refresh = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None) or (
-                    live_dir is not None
-                    and _fit_params(settings) is not None
-                    and not (live_dir / RERANK_MODEL).is_file()
-                )
-            elif not dry_run:
-                _exported(settings, embedder)  # for the API hosts of a Qdrant server that share the data dir
             report.index = sync_index(
                 result.chunks,
-                store,
+                index_store,
                 embedder,
                 cache,
-                site_info={
-                    "url": site.url,
-                    "base_url": site.base_url,
-                    "route_base_path": site.route_base_path,
-                    "trailing_slash": site.trailing_slash,
-                },
+                site_info=_site_info(site),
                 docs_commit=docs_commit or git_commit(site),
                 reindex=reindex or adapt,
                 dry_run=dry_run,
@@ -259,13 +211,75 @@ def run_ingest(
                 attach=attach,
                 refresh=refresh,
             )
-        finally:
-            if cache is not None:
-                cache.close()
-            if own_store:
-                store.close()
     report.duration_s = time.perf_counter() - started
     return report
+
+
+def _chunk_site(
+    settings: Settings,
+    site: SiteConfig,
+    sizing: Embedder,
+    on_file: Callable[[str], None] | None,
+    built: dict[DocKey, BuiltDoc] | None,
+) -> IngestResult:
+    """The site's docs, read and cut into chunks that fit ``sizing``'s input."""
+    return ingest_site(
+        site,
+        chunking_params(settings, sizing),
+        module_depth=settings.module_depth,
+        chapter_depth=settings.chapter_depth,
+        max_file_bytes=settings.max_file_bytes,
+        on_file=on_file,
+        built=built,
+    )
+
+
+def _failed(result: IngestResult) -> bool:
+    """Whether a doc was broken or disagreed with the build manifest."""
+    return bool(result.errors) or bool(result.manifest and result.manifest.mismatches)
+
+
+def _report_of(result: IngestResult, *, dry_run: bool, held_back: bool) -> IngestReport:
+    """The report as the site's reading leaves it; the index's part is filled in after."""
+    return IngestReport(
+        held_back=held_back,
+        docs_processed=len(result.documents),
+        docs_skipped=len(result.skipped),
+        chunks=len(result.chunks),
+        errors=result.errors,
+        skipped=result.skipped,
+        dry_run=dry_run,
+        manifest=result.manifest,
+    )
+
+
+@contextmanager
+def _store_for(settings: Settings, store: IndexStore | None) -> Iterator[IndexStore]:
+    """``store``, or the configured one, opened for this ingest and closed after it."""
+    if store is not None:
+        yield store
+        return
+    opened = open_store(settings)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _make_room(settings: Settings, store: IndexStore) -> None:
+    """Before anything is written: Edge on a full disk dies of SIGBUS, silently."""
+    store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
+    ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
+
+
+def _site_info(site: SiteConfig) -> dict[str, Any]:
+    """What the generation's manifest records of the site's URLs."""
+    return {
+        "url": site.url,
+        "base_url": site.base_url,
+        "route_base_path": site.route_base_path,
+        "trailing_slash": site.trailing_slash,
+    }
 
 
 def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
@@ -295,34 +309,36 @@ def _site_embedder(
     rebuild: bool,
     dry_run: bool,
     hooks: Hooks,
-) -> tuple[Embedder, bool]:
-    """The embedder for this ingest, and whether it was adapted to the site just now.
+) -> tuple[Embedder, float | None]:
+    """The embedder for this ingest, and the seconds spent adapting it to the site just now (None
+    when it was not).
 
     An existing index keeps the model it was built with (an incremental ingest never re-embeds
     unchanged text); a rebuild of a local index adapts MiniLM to the site first.
     """
+    started = time.perf_counter()
     if not settings.adapts_embedder:
-        return configured, False
+        return configured, None
     live = store.live_manifest()
     if live is not None and not rebuild:
         if live.embed_model == configured.model_id:
-            return configured, False
-        return create_embedder(settings, model=live.embed_model, runtime="ingest"), False
+            return configured, None
+        return create_embedder(settings, model=live.embed_model, runtime="ingest"), None
     params = AdaptParams(max_pairs=settings.embedding_adapt_max_pairs)
     pairs = training_pairs(chunks, params.max_pairs, params.seed)
     if dry_run or len(pairs) < MIN_PAIRS:
-        return configured, False
+        return configured, None
     name = adapted_name(pairs, params)
     target = model_dir(settings.data_dir, name)
     if (target / "config.json").is_file():  # the same pairs and parameters: the same model
         existing = _loadable(settings, name, target)
         if existing is not None:
-            return existing, False
+            return existing, None
     if hooks.on_adapt is not None:
         hooks.on_adapt(len(pairs))
     target.parent.mkdir(parents=True, exist_ok=True)
     adapt(str(getattr(configured, "base_path", "")), pairs, target, params)
-    return create_embedder(settings, model=name, runtime="ingest"), True
+    return create_embedder(settings, model=name, runtime="ingest"), time.perf_counter() - started
 
 
 def _exported(settings: Settings, embedder: Embedder) -> Path | None:
@@ -336,13 +352,40 @@ def _exported(settings: Settings, embedder: Embedder) -> Path | None:
     return target
 
 
-def _lacks_attachments(directory: Path | None, model: bool, passages: bool) -> bool:
-    """Whether the live generation lacks the exported model or the passage vectors this ingest adds
-    (it was built before they were): then a new generation is written even if no chunk changed."""
+def _plan_attachments(
+    settings: Settings,
+    store: IndexStore,
+    embedder: Embedder,
+    chunks: Sequence[Chunk],
+    passage_inputs: PassageInputs | None,
+    cache: SqliteEmbeddingCache,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[Callable[[Path], None] | None, bool]:
+    """What a new generation carries beside its points (the embedded index only), and whether the
+    live generation lacks some of it."""
+    exported = _exported(
+        settings, embedder
+    )  # also for the API hosts of a Qdrant server that share the data dir
+    if not isinstance(store, EdgeStore):
+        return None, False
+    live = store.live_manifest()
+    live_dir = store.root / "generations" / live.generation if live is not None else None
+    rerank = _fit_params(settings)
+    attach = _attachments(embedder, exported, chunks, passage_inputs, cache, live_dir, progress, rerank)
+    lacks = _lacks_attachments(live_dir, exported is not None, passage_inputs is not None, rerank is not None)
+    return attach, lacks
+
+
+def _lacks_attachments(directory: Path | None, model: bool, passages: bool, reranker: bool) -> bool:
+    """Whether the live generation lacks the exported model, the passage vectors or the learned
+    reranker this ingest adds (it was built before they were): then a new generation is written even
+    if no chunk changed."""
     if directory is None:
         return False
-    return (model and not (directory / EXPORTED).is_dir()) or (
-        passages and not (directory / PASSAGE_KEYS).is_file()
+    return (
+        (model and not (directory / EXPORTED).is_dir())
+        or (passages and not (directory / PASSAGE_KEYS).is_file())
+        or (reranker and not (directory / RERANK_MODEL).is_file())
     )
 
 

@@ -20,7 +20,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NewType
 
 import anyio
@@ -129,6 +129,20 @@ def section_silent_text(section: SectionResult) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Retrieved:
+    """What ``Answerer.prepare`` found for a question within its scope, before it plans the answer."""
+
+    sources: list[SectionResult]
+    sufficient: bool
+    located: SectionResult | None = None  # the selection's section, when the reader's page gave one
+    evidence: float | None = None  # the search's sufficiency score (book scope)
+    unknown_names: tuple[str, ...] = ()  # names in the question that the book never mentions
+    asks_unknown: bool = False  # the question asks about one of them
+    passages: PassagePlan | None = None  # answers without a model: the passages to quote
+    missing: tuple[str, ...] = ()  # words the question asks about that the selection lacks
+
+
 class Answerer:
     def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
         self.settings = settings
@@ -153,83 +167,112 @@ class Answerer:
         page_use = page_use_of(request, question)
         if page_use is not None or request.action != "ask":
             return await self.study_prep.prepare(request, question, page_use, started)
-        if scope == "book" and selection:
-            # Widened from a selection: the reader's question is searched; the selection only fills
-            # in a question that names no topic of its own ("what does this mean?").
-            query = widened_query(question, selection)
-        elif scope == "book":
-            query = await standalone_query(
-                question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
-            )
-        else:
-            query = SearchQuery(question, rewritten=False, method="as_asked")
-
-        # Loading the embedding model (first request, CLI start) is no part of the retrieval deadline,
-        # nor is reading the book's phrases once per index generation (the answer without a model).
-        await self.retriever.awarm()
-        if self.llm is None and scope != "selection":
-            await book_phrases_ready(self.retriever)
+        query = await self._search_query(request, question, scope, selection)
+        await self._warm(scope)
         mark = time.monotonic()
-        located: SectionResult | None = None
-        passages: PassagePlan | None = None
-        evidence: float | None = None
-        unknown_names: tuple[str, ...] = ()
-        asks_unknown = False
-        missing: tuple[str, ...] = ()
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
-                if scope == "book":
-                    result = await self._search(request, query.text)
-                    sources, sufficient = result.sections, result.sufficient_context
-                    evidence, unknown_names = result.sufficiency.score, result.unknown_names
-                    asks_unknown = result.asks_unknown
-                else:
-                    if request.page is not None:
-                        located = await self.retriever.alocate(
-                            request.page.url, heading_id=request.page.heading_id, text=selection
-                        )
-                    sources, sufficient = self._selection_sources(scope, selection, located, request)
-                if self.llm is None and scope == "selection" and not is_generic_ask(question):
-                    # The selection answers only when it holds what the question asks about.
-                    missing = await self.retriever.amissing_key_words(question, selection)
-                if self.llm is None and scope != "selection" and sources:
-                    passages = await passage_plan(
-                        self.retriever,
-                        query.text,
-                        sources,
-                        request.history,
-                        retrieval_sufficient=sufficient,
-                        unknown_names=unknown_names,
-                        asks_unknown=asks_unknown,
-                    )
-                    sources, sufficient = passages.sources, passages.sufficient
-                    unknown_names = (*unknown_names, *passages.unknown_names)
+                found = await self._retrieve(request, question, scope, selection, query.text)
         except TimeoutError as error:
             raise RetrievalTimeoutError("retrieval took too long; try again") from error
         retrieval_ms = (time.monotonic() - mark) * 1000
-
-        plan: Plan
-        if not sources or not sufficient:
-            plan = "not_covered"
-        else:
-            plan = "llm" if self.llm is not None else "extractive"
-        messages = self._messages(request, question, scope, sources, unknown_names) if plan == "llm" else []
+        plan = self._plan(found)
+        messages = (
+            self._messages(request, question, scope, found.sources, found.unknown_names)
+            if plan == "llm"
+            else []
+        )
         return Prepared(
             request=request,
             query=query,
-            sources=sources,
-            sufficient=sufficient,
+            sources=found.sources,
+            sufficient=found.sufficient,
             plan=plan,
             messages=messages,
             index_version=self.retriever.index_version,
             retrieval_ms=retrieval_ms,
             started=started,
-            located=located is not None,
-            passages=passages,
-            evidence=evidence,
-            unknown_names=unknown_names,
-            selection_missing=missing,
+            located=found.located is not None,
+            passages=found.passages,
+            evidence=found.evidence,
+            unknown_names=found.unknown_names,
+            selection_missing=found.missing,
         )
+
+    async def _search_query(
+        self, request: ChatRequest, question: str, scope: Scope, selection: str
+    ) -> SearchQuery:
+        """What is searched: in the book, the question made standalone (or widened from a selection);
+        in a selection or its section, the question as asked."""
+        if scope != "book":
+            return SearchQuery(question, rewritten=False, method="as_asked")
+        if selection:
+            # Widened from a selection: the reader's question is searched; the selection only fills
+            # in a question that names no topic of its own ("what does this mean?").
+            return widened_query(question, selection)
+        return await standalone_query(
+            question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
+        )
+
+    async def _warm(self, scope: Scope) -> None:
+        """Loads the embedding model (first request, CLI start) and, for an answer without a model, the
+        book's phrases (once per index generation): no part of the retrieval deadline."""
+        await self.retriever.awarm()
+        if self.llm is None and scope != "selection":
+            await book_phrases_ready(self.retriever)
+
+    async def _retrieve(
+        self, request: ChatRequest, question: str, scope: Scope, selection: str, query: str
+    ) -> _Retrieved:
+        """The sources within ``scope``: the book searched, or the selection and its section; for an
+        answer without a model, also the words the selection lacks, or the book's passages to quote."""
+        if scope == "book":
+            result = await self._search(request, query)
+            found = _Retrieved(
+                result.sections,
+                result.sufficient_context,
+                evidence=result.sufficiency.score,
+                unknown_names=result.unknown_names,
+                asks_unknown=result.asks_unknown,
+            )
+        else:
+            located = None
+            if request.page is not None:
+                located = await self.retriever.alocate(
+                    request.page.url, heading_id=request.page.heading_id, text=selection
+                )
+            sources, sufficient = self._selection_sources(scope, selection, located, request)
+            found = _Retrieved(sources, sufficient, located=located)
+        if self.llm is None and scope == "selection" and not is_generic_ask(question):
+            # The selection answers only when it holds what the question asks about.
+            found = replace(found, missing=await self.retriever.amissing_key_words(question, selection))
+        if self.llm is None and scope != "selection" and found.sources:
+            found = await self._with_passages(found, query, request.history)
+        return found
+
+    async def _with_passages(self, found: _Retrieved, query: str, history: Sequence[Turn]) -> _Retrieved:
+        """``found`` with the passages to quote: they renumber the sources and may judge the book silent."""
+        passages = await passage_plan(
+            self.retriever,
+            query,
+            found.sources,
+            history,
+            retrieval_sufficient=found.sufficient,
+            unknown_names=found.unknown_names,
+            asks_unknown=found.asks_unknown,
+        )
+        return replace(
+            found,
+            sources=passages.sources,
+            sufficient=passages.sufficient,
+            unknown_names=(*found.unknown_names, *passages.unknown_names),
+            passages=passages,
+        )
+
+    def _plan(self, found: _Retrieved) -> Plan:
+        if not found.sources or not found.sufficient:
+            return "not_covered"
+        return "llm" if self.llm is not None else "extractive"
 
     async def _search(self, request: ChatRequest, query: str) -> RetrievalResult:
         filters: dict[str, Sequence[str] | str] = dict(request.filters or {})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio.to_thread
 from fastapi import FastAPI
+from mcp.server import MCPServer
 
 from bookwise import __version__
 from bookwise.api.guard import Guard, JsonCORSMiddleware
@@ -83,18 +84,8 @@ def create_app(
     shared = build_services(
         settings, retriever=retriever, llm=llm, widget=PLACEHOLDER_WIDGET, metrics=metrics
     )
-    rate_limiter = RateLimiter(
-        settings.rate_limit_per_minute,
-        per_address_per_minute=settings.rate_limit_per_address_per_minute,
-        max_clients=settings.rate_limit_max_clients,
-        redis_url=settings.redis_url,
-        redis_timeout_s=settings.redis_timeout_s,
-    )
-    agent_log = shared.question_log.submit if settings.question_log else None  # MCP search = agent traffic
-    tools = BookTools(
-        shared.index.get, shared.limits, agent_log, contents=ContentsLimits.from_settings(settings)
-    )
-    book = build_mcp_server(settings.book_title, tools)
+    rate_limiter = _rate_limiter(settings)
+    book = _book_server(settings, shared)
     app = FastAPI(
         title="Bookwise",
         version=__version__,
@@ -108,6 +99,33 @@ def create_app(
     )
     app.state.services = shared
     install_error_handlers(app)
+    _add_routes(app, settings, shared, book)
+    _add_middleware(app, settings, rate_limiter)
+    index = shared.index
+    metrics.install(app, generation=lambda: index.retriever.index_version if index.retriever else None)
+    return app
+
+
+def _rate_limiter(settings: Settings) -> RateLimiter:
+    return RateLimiter(
+        settings.rate_limit_per_minute,
+        per_address_per_minute=settings.rate_limit_per_address_per_minute,
+        max_clients=settings.rate_limit_max_clients,
+        redis_url=settings.redis_url,
+        redis_timeout_s=settings.redis_timeout_s,
+    )
+
+
+def _book_server(settings: Settings, shared: Services) -> MCPServer:
+    """The book's MCP server, whose tools read the same index as the API."""
+    agent_log = shared.question_log.submit if settings.question_log else None  # MCP search = agent traffic
+    tools = BookTools(
+        shared.index.get, shared.limits, agent_log, contents=ContentsLimits.from_settings(settings)
+    )
+    return build_mcp_server(settings.book_title, tools)
+
+
+def _add_routes(app: FastAPI, settings: Settings, shared: Services, book: MCPServer) -> None:
     for routes in (chat, search, instant_search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
     if shared.admin_token is not None:  # the authors' report and index uploads exist only with its token
@@ -118,6 +136,8 @@ def create_app(
         # Last: every API route above wins over a page of the same path.
         app.add_route("/{path:path}", site_endpoint(settings.site_dir), methods=["GET", "HEAD"])
 
+
+def _add_middleware(app: FastAPI, settings: Settings, rate_limiter: RateLimiter) -> None:
     # The guard runs first (outermost but CORS, which must also decorate its refusals).
     app.add_middleware(
         Guard,
@@ -141,6 +161,3 @@ def create_app(
         allow_credentials=False,
         max_age=600,
     )
-    index = shared.index
-    metrics.install(app, generation=lambda: index.retriever.index_version if index.retriever else None)
-    return app

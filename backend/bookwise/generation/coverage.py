@@ -156,10 +156,15 @@ def _cosines(vectors: Sequence[Sequence[float]]) -> list[float]:
 
 
 def unnamed_topics(
-    retriever: Retriever, query: str, best_text: str, sources: Sequence[SectionResult]
+    retriever: Retriever,
+    query: str,
+    best_text: str,
+    sources: Sequence[SectionResult],
+    unknown_names: Sequence[str] = (),
 ) -> tuple[list[str], bool]:
     """What ``query`` asks about that the book never names as a phrase, though each word occurs alone
-    ("model predictive controller"), unless a section found holds every word of it (with its heading
+    ("model predictive controller") or the phrase holds a name the book never contains
+    (``unknown_names``: "Firebase Hosting"), unless a section found holds every word of it (with its heading
     and its page's title and description) or the best passage, ``best_text``, embeds close to it; and
     whether the book names something the query asks about only in passing ("particle filter")."""
     phrases = topic_phrases(query)
@@ -174,6 +179,18 @@ def unnamed_topics(
         p
         for p in phrases
         if not book.holds(p) and set(stems(" ".join(p))) <= book.known and asks_about(query, p)
+    ]
+    # A name the book never contains (retrieval's ``unknown_names``) in a phrase with a word it knows
+    # ("Firebase Hosting", "a Svelte app"): the name alone embeds too far from the question for
+    # retrieval's ``asks_unknown``, the phrase does not. Names only: a plain word the book lacks has
+    # its paraphrase there ("gutter numbers" are its line numbers), a product's name has none.
+    unknown = {name.lower() for name in unknown_names}
+    absent += [
+        p
+        for p in phrases
+        if p not in absent
+        and {w.lower() for w in p} & unknown
+        and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in unknown)
     ]
     # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
     # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
@@ -241,11 +258,14 @@ async def passage_plan(
     # the example book, the phrase never, and the PID lab's wheel scored well on "tune" and "controller".
     best = plan.best
     unnamed, passing = await retriever.arun(
-        functools.partial(unnamed_topics, retriever, query, best.passage.text, sources)
+        functools.partial(unnamed_topics, retriever, query, best.passage.text, sources, unknown_names)
     )
     if not unnamed and not passing:
         return plan
-    return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=tuple(unnamed))
+    # A phrase around a name retrieval already reports is not named again ("Firebase" or "Firebase Hosting").
+    reported = {name.lower() for name in unknown_names}
+    named = tuple(u for u in unnamed if reported.isdisjoint(u.lower().split()))
+    return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=named)
 
 
 async def _defining_sections(

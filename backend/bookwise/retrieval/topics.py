@@ -176,7 +176,8 @@ def topic_phrases(query: str) -> list[tuple[str, ...]]:
         lower = token.lower()
         plain = lower.isascii() and (lower.isalnum() or "_" in lower) and not lower.isdigit()
         content = plain and len(lower) > 1 and lower not in _NOT_IN_RUNS
-        if content and i not in verbs and not (run and participle(lower)):
+        # A capitalised word inside a run continues a name, whatever its ending ("Firebase Hosting").
+        if content and i not in verbs and not (run and participle(lower) and not token[0].isupper()):
             run.append(token)
             continue
         if PHRASE_WORDS[0] <= len(run) <= PHRASE_WORDS[1]:

@@ -1,0 +1,74 @@
+"""Declines without a language model for a question about a product the book never names, inside a
+phrase whose other words the book knows ("a Mecanum wheel", "Firebase Hosting"), on the example
+textbook with the real local embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from bookwise.api.mcp import BookTools
+from bookwise.generation.answer import Answerer, checked
+from bookwise.generation.events import AnswerTrace
+from bookwise.generation.models import ChatRequest
+from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.topics import topic_phrases
+from bookwise.settings import Settings
+from bookwise.validation import RequestLimits
+
+MECANUM = "How does a Mecanum wheel drive sideways?"
+
+
+@pytest.fixture(scope="module")
+def retriever(example_local: Settings) -> Iterator[Retriever]:
+    opened = Retriever.open(example_local)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_a_question_about_a_product_the_book_never_names_is_answered_with_loosely_related_text_regression(
+    example_local: Settings, retriever: Retriever
+) -> None:
+    """ "Mecanum" alone embeds too far from the question to count as what it asks about, so the
+    wheel passages that scored on "wheel" and "drive" were quoted; the phrase "Mecanum wheel" is
+    what it asks about, and the book never names it. The decline names the word once."""
+    answerer = Answerer(example_local, retriever, llm=None)
+
+    async def run() -> AnswerTrace:
+        prepared = await answerer.prepare(checked(ChatRequest(question=MECANUM), answerer.limits))
+        trace = AnswerTrace()
+        async for event in answerer.stream(prepared):
+            trace.add(event)
+        return trace
+
+    summary = anyio.run(run).summary
+    assert summary.done is not None
+    assert summary.done.answer_kind == "not_covered", summary.text
+    assert "it never mentions “Mecanum”. " in summary.text
+
+
+def test_mcp_search_reports_covered_for_a_product_the_book_never_names_regression(
+    example_local: Settings, retriever: Retriever
+) -> None:
+    """The agent's ``covered`` agrees with the chat's decline."""
+
+    async def opened() -> Retriever:
+        return retriever
+
+    tools = BookTools(opened, RequestLimits.from_settings(example_local))
+    found = anyio.run(tools.search, MECANUM, {}, None)
+    assert found["covered"] is False
+
+
+def test_a_capitalised_name_ending_in_ing_is_cut_from_its_phrase_regression() -> None:
+    """ "Hosting" reads as a participle after a noun ("a symlink pointing to …"), so "Firebase Hosting"
+    was no phrase and the question was answered from the book's hosting passage."""
+    assert ("Firebase", "Hosting") in topic_phrases(
+        "What's the recommended way to deploy a Docusaurus site to Firebase Hosting?"
+    )
+    # A participle in lower case still opens a clause after a noun.
+    assert topic_phrases("Is the docs folder pointing to the symlink followed?") == [("docs", "folder")]

@@ -267,7 +267,7 @@ def _store_for(settings: Settings, store: IndexStore | None) -> Iterator[IndexSt
 
 
 def _make_room(settings: Settings, store: IndexStore) -> None:
-    """Before anything is written: Edge on a full disk dies of SIGBUS, silently."""
+    """Frees and checks the disk before anything is written: Edge on a full disk dies of SIGBUS, silently."""
     store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
     ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
 

@@ -10,6 +10,7 @@ never starts or stops mid-sentence.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +37,7 @@ _CLOSERS = "\"'”’)*_`"
 MIN_WORDS = 3  # a prose or list unit with fewer words is no passage on its own
 TAB_LABEL_WORDS = 3  # "Bash:", "npm:", "Windows:": a tab's label, as ingest writes it, is this short
 LEAD_MAX_WORDS = 80  # a paragraph this long introduces a code block or table; a longer one stands alone
+UNITS_CACHE = 4_096  # sections' texts whose units are kept: every answer splits the same sections again
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,11 @@ def clean(markdown: str) -> str:
 
 def split_units(markdown: str) -> list[Unit]:
     """A section's text as units; the items of a loose list and their indented paragraphs are one list."""
+    return list(_units_of(markdown))
+
+
+@functools.lru_cache(maxsize=UNITS_CACHE)
+def _units_of(markdown: str) -> tuple[Unit, ...]:
     units: list[Unit] = []
     for block in split_blocks(markdown):
         kind = _kind(block)
@@ -102,7 +109,7 @@ def split_units(markdown: str) -> list[Unit]:
             units[resumed:] = [Unit("list", "\n\n".join([*(u.text for u in units[resumed:]), text]))]
             continue
         units.append(Unit(kind, text))
-    return units
+    return tuple(units)
 
 
 def _resumed_list(units: list[Unit], text: str) -> int | None:

@@ -56,6 +56,7 @@ TOKEN_COUNT_CACHE = 20_000
 PASSAGE_VECTOR_CACHE = 20_000
 PASSAGE_TERMS_CACHE = 20_000
 PAYLOAD_CACHE = 20_000
+SECTION_CHUNKS_CACHE = 4_096  # sections whose chunks are kept, per index generation
 PASSAGE_PREFILL_LIMIT = 16_000  # leave room in the cache for the passages of assembled long sections
 # A word of the question that no chunk of the book contains is what the question asks about when its
 # embedding is this close to the question's ("SLAM" in "How does SLAM build a map of the room?" 0.63,
@@ -141,6 +142,8 @@ class Retriever:
         self._passage_terms = functools.lru_cache(maxsize=PASSAGE_TERMS_CACHE)(self._document_terms)
         self._payloads: OrderedDict[tuple[str, str], ChunkPayload] = OrderedDict()
         self._payloads_lock = threading.Lock()
+        self._section_chunks_kept: OrderedDict[tuple[str, str], tuple[SectionChunk, ...]] = OrderedDict()
+        self._section_chunks_lock = threading.Lock()
         self._warm = False
         self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
         self._outlines_lock = threading.Lock()
@@ -543,18 +546,42 @@ class Retriever:
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
         return [head[i] for i in order] + candidates[len(head) :]
 
-    def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
-        chunks_by_section: dict[str, list[SectionChunk]] = {c.section_id: [] for c in chosen}
-        for hit in self._reader.section_chunks(list(chunks_by_section)):
+    def _section_chunks(self, section_ids: list[str]) -> dict[str, tuple[SectionChunk, ...]]:
+        """Each section's chunks, kept per index generation (a section changes only with a new one):
+        the same sections come back for many questions, and reading them was a scroll of the index."""
+        generation = self.index_version
+        found: dict[str, tuple[SectionChunk, ...]] = {}
+        with self._section_chunks_lock:
+            for section_id in section_ids:
+                known = self._section_chunks_kept.get((generation, section_id))
+                if known is not None:
+                    self._section_chunks_kept.move_to_end((generation, section_id))
+                    found[section_id] = known
+        missing = [section_id for section_id in section_ids if section_id not in found]
+        if not missing:
+            return found
+        read: dict[str, list[SectionChunk]] = {section_id: [] for section_id in missing}
+        for hit in self._reader.section_chunks(missing):
             payload = self._payload(hit)
-            if payload.section_id in chunks_by_section:
-                chunks_by_section[str(payload.section_id)].append(SectionChunk.from_payload(payload))
+            if payload.section_id in read:
+                read[str(payload.section_id)].append(SectionChunk.from_payload(payload))
+        fresh = {section_id: tuple(chunks) for section_id, chunks in read.items()}
+        if self.index_version == generation:  # else a switch meanwhile: they may be of either one
+            with self._section_chunks_lock:
+                for section_id, chunks in fresh.items():
+                    self._section_chunks_kept[(generation, section_id)] = chunks
+                while len(self._section_chunks_kept) > SECTION_CHUNKS_CACHE:
+                    self._section_chunks_kept.popitem(last=False)
+        return found | fresh
+
+    def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:
+        chunks_by_section = self._section_chunks(list(dict.fromkeys(c.section_id for c in chosen)))
         budget = self.settings.section_max_tokens
         results = []
         for candidate in chosen:
             p = candidate.payload
             built = assemble(
-                chunks_by_section[candidate.section_id] or [SectionChunk.from_payload(p)],
+                list(chunks_by_section[candidate.section_id]) or [SectionChunk.from_payload(p)],
                 candidate.hits,
                 budget_tokens=budget,
                 count_tokens=self._count_tokens,

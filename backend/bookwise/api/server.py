@@ -47,80 +47,6 @@ _WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's states while its request is
 _FD_MARGIN = 64  # files the process needs besides client sockets (index, models, logs)
 
 
-class _CoalescingTransport(asyncio.Transport):
-    """A connection's transport whose writes of one turn of the event loop leave as one send.
-
-    uvicorn writes a response's head, its body and its end separately: three sends, each of which wakes
-    the reader, where the bytes of a small JSON reply are a fraction of the cost (measured: the head's
-    send alone was a sixth of the keystroke search's server time). Bytes are never reordered or held
-    past the current turn; closing sends what is pending first."""
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__()
-        self._transport = transport
-        self._loop = loop
-        self._pending: list[bytes] = []
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        if not data:
-            return
-        if not self._pending:
-            self._loop.call_soon(self._flush)
-        self._pending.append(bytes(data))
-
-    def _flush(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            if not self._transport.is_closing():
-                self._transport.write(data)
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def abort(self) -> None:
-        self._pending.clear()
-        self._transport.abort()
-
-    def write_eof(self) -> None:
-        self._flush()
-        self._transport.write_eof()
-
-    def can_write_eof(self) -> bool:
-        return self._transport.can_write_eof()
-
-    def is_closing(self) -> bool:
-        return self._transport.is_closing()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._transport.get_extra_info(name, default)
-
-    def pause_reading(self) -> None:
-        self._transport.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._transport.resume_reading()
-
-    def is_reading(self) -> bool:
-        return self._transport.is_reading()
-
-    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
-        self._transport.set_protocol(protocol)
-
-    def get_protocol(self) -> asyncio.BaseProtocol:
-        return self._transport.get_protocol()
-
-    def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
-
-    def get_write_buffer_limits(self) -> tuple[int, int]:
-        return self._transport.get_write_buffer_limits()
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        self._transport.set_write_buffer_limits(high, low)
-
-
 class _GuardedH11Protocol(H11Protocol):
     # Set per server by protocol_class(); the counter is shared by one server's connections.
     request_timeout_s: ClassVar[float] = 15.0
@@ -136,7 +62,6 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.transport = _CoalescingTransport(transport, self.loop)  # flow control stays on the real one
         peer = (client_key(self.client[0]) or self.client[0]) if self.client else ""  # one spelling
         if peer and not is_trusted(peer, self.trusted):
             if self.open_per_client[peer] >= self.per_client:

@@ -249,6 +249,27 @@ def example_local(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture
+def mcp_search(example_local: Settings, retriever: Any) -> Callable[[str], dict[str, Any]]:
+    """The MCP `search` tool's result for a question over the example book, through the requesting
+    module's own ``retriever`` fixture: what `covered` says must agree with the chat's declines."""
+    import anyio
+
+    from bookwise.api.mcp import BookTools  # the MCP SDK only for the tests that use it
+    from bookwise.validation import RequestLimits
+
+    async def opened() -> Any:
+        return retriever
+
+    tools = BookTools(opened, RequestLimits.from_settings(example_local))
+
+    def search(question: str) -> dict[str, Any]:
+        found: dict[str, Any] = anyio.run(tools.search, question, {}, None)
+        return found
+
+    return search
+
+
+@pytest.fixture
 def log_lines() -> Iterator[io.StringIO]:
     """What `bookwise serve` logs, captured; pytest's own handlers are put back afterwards."""
     root = logging.getLogger()

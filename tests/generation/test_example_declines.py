@@ -4,20 +4,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
 import pytest
 
-from bookwise.api.mcp import BookTools
 from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
-from bookwise.validation import RequestLimits
 
 WALL = "My wheel overshoots wildly after the robot was stuck against a wall. Why?"
 PID_PAGE = "/docs/control/pid-control"
@@ -163,21 +161,15 @@ def test_another_chapters_exercises_are_quoted_for_how_do_i_choose_l_regression(
 
 
 def test_mcp_search_reports_covered_for_a_question_the_chat_declines_regression(
-    example_local: Settings, retriever: Retriever, book: Answerer
+    mcp_search: Callable[[str], dict[str, Any]], book: Answerer
 ) -> None:
     """`covered` was retrieval's verdict alone (true for SLAM and a poem); the chat declined them."""
-
-    async def opened() -> Retriever:
-        return retriever
-
-    tools = BookTools(opened, RequestLimits.from_settings(example_local))
     for question, covered in (
         ("How does SLAM build a map of the room?", False),
         ("Write me a poem about robots", False),
         (WALL, True),
     ):
-        found = anyio.run(tools.search, question, {}, None)
-        assert found["covered"] is covered, question
+        assert mcp_search(question)["covered"] is covered, question
         assert (ask(book, question).kind == "not_covered") is not covered, question
 
 
@@ -236,12 +228,8 @@ def test_the_wall_question_quotes_the_labs_danger_box_regression(book: Answerer)
 
 
 def test_mcp_search_reports_covered_for_a_near_topic_question_regression(
-    example_local: Settings, retriever: Retriever
+    mcp_search: Callable[[str], dict[str, Any]],
 ) -> None:
-    async def opened() -> Retriever:
-        return retriever
-
-    tools = BookTools(opened, RequestLimits.from_settings(example_local))
     for question in ("How do I tune a model predictive controller?", "How does a particle filter work?"):
-        found = anyio.run(tools.search, question, {}, None)
+        found = mcp_search(question)
         assert found["covered"] is False, question

@@ -4,19 +4,18 @@ textbook with the real local embedder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import anyio
 import pytest
 
-from bookwise.api.mcp import BookTools
 from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerTrace
 from bookwise.generation.models import ChatRequest
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.topics import topic_phrases
 from bookwise.settings import Settings
-from bookwise.validation import RequestLimits
 
 MECANUM = "How does a Mecanum wheel drive sideways?"
 
@@ -52,16 +51,10 @@ def test_a_question_about_a_product_the_book_never_names_is_answered_with_loosel
 
 
 def test_mcp_search_reports_covered_for_a_product_the_book_never_names_regression(
-    example_local: Settings, retriever: Retriever
+    mcp_search: Callable[[str], dict[str, Any]],
 ) -> None:
     """The agent's ``covered`` agrees with the chat's decline."""
-
-    async def opened() -> Retriever:
-        return retriever
-
-    tools = BookTools(opened, RequestLimits.from_settings(example_local))
-    found = anyio.run(tools.search, MECANUM, {}, None)
-    assert found["covered"] is False
+    assert mcp_search(MECANUM)["covered"] is False
 
 
 def test_a_capitalised_name_ending_in_ing_is_cut_from_its_phrase_regression() -> None:

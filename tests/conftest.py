@@ -248,17 +248,29 @@ def example_local(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return index_example_locally(tmp_path_factory.mktemp("example-local"), build_example())
 
 
+@pytest.fixture(scope="module")
+def example_retriever(example_local: Settings) -> Iterator[Any]:
+    """The example book's index opened once per test module."""
+    from bookwise.retrieval.retriever import Retriever
+
+    opened = Retriever.open(example_local)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
 @pytest.fixture
-def mcp_search(example_local: Settings, retriever: Any) -> Callable[[str], dict[str, Any]]:
-    """The MCP `search` tool's result for a question over the example book, through the requesting
-    module's own ``retriever`` fixture: what `covered` says must agree with the chat's declines."""
+def mcp_search(example_local: Settings, example_retriever: Any) -> Callable[[str], dict[str, Any]]:
+    """The MCP `search` tool's result for a question over the example book: what `covered` says
+    must agree with the chat's declines."""
     import anyio
 
     from bookwise.api.mcp import BookTools  # the MCP SDK only for the tests that use it
     from bookwise.validation import RequestLimits
 
     async def opened() -> Any:
-        return retriever
+        return example_retriever
 
     tools = BookTools(opened, RequestLimits.from_settings(example_local))
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -27,17 +27,8 @@ PROPORTIONAL = (
 
 
 @pytest.fixture(scope="module")
-def retriever(example_local: Settings) -> Iterator[Retriever]:
-    opened = Retriever.open(example_local)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-@pytest.fixture(scope="module")
-def book(example_local: Settings, retriever: Retriever) -> Answerer:
-    return Answerer(example_local, retriever, llm=None)
+def book(example_local: Settings, example_retriever: Retriever) -> Answerer:
+    return Answerer(example_local, example_retriever, llm=None)
 
 
 class Answer:

@@ -4,11 +4,10 @@ textbook with the real local embedder."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
-import pytest
 
 from bookwise.generation.answer import Answerer, checked
 from bookwise.generation.events import AnswerTrace
@@ -20,22 +19,13 @@ from bookwise.settings import Settings
 MECANUM = "How does a Mecanum wheel drive sideways?"
 
 
-@pytest.fixture(scope="module")
-def retriever(example_local: Settings) -> Iterator[Retriever]:
-    opened = Retriever.open(example_local)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
 def test_a_question_about_a_product_the_book_never_names_is_answered_with_loosely_related_text_regression(
-    example_local: Settings, retriever: Retriever
+    example_local: Settings, example_retriever: Retriever
 ) -> None:
     """ "Mecanum" alone embeds too far from the question to count as what it asks about, so the
     wheel passages that scored on "wheel" and "drive" were quoted; the phrase "Mecanum wheel" is
     what it asks about, and the book never names it. The decline names the word once."""
-    answerer = Answerer(example_local, retriever, llm=None)
+    answerer = Answerer(example_local, example_retriever, llm=None)
 
     async def run() -> AnswerTrace:
         prepared = await answerer.prepare(checked(ChatRequest(question=MECANUM), answerer.limits))

@@ -8,7 +8,6 @@ import functools
 import re
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -17,6 +16,7 @@ import numpy as np
 from bookwise.generation.evidence import EMPHASIS, PassagePlan, defines, plan_passages
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import without_solutions
+from bookwise.lru import Lru
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever
@@ -302,29 +302,22 @@ class DefiningSections:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._known: weakref.WeakKeyDictionary[Retriever, OrderedDict[tuple[str, str, str], _Sections]] = (
+        self._known: weakref.WeakKeyDictionary[Retriever, Lru[tuple[str, str, str], _Sections]] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
 
     def of(self, retriever: Retriever, term: str) -> _Sections:
         """Blocking (a search when the term is new): run it in a worker thread."""
-        key = (retriever.generation(), retriever.embedder.model_id, term)
         with self._lock:
-            known = self._known.setdefault(retriever, OrderedDict())
-            found = known.get(key)
-            if found is not None:
-                known.move_to_end(key)
-                return found
+            known = self._known.setdefault(retriever, Lru(self.capacity))
+        found = known.get((retriever.generation(), retriever.embedder.model_id, term))
+        if found is not None:
+            return found
         result = retriever.search(term, top_k=DEFINING_SEARCH)
         found = tuple(s for s in result.sections if _defines_term(s, term))
         # The search may have followed a re-ingest: its sections are that generation's.
-        key = (result.index_version, retriever.embedder.model_id, term)
-        with self._lock:
-            known[key] = found
-            known.move_to_end(key)
-            while len(known) > self.capacity:
-                known.popitem(last=False)
+        known.put((result.index_version, retriever.embedder.model_id, term), found)
         return found
 
 

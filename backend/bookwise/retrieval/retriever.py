@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -33,6 +32,7 @@ from bookwise.index.store import Filters, Hit, HybridHits, HybridQuery, IndexRea
 from bookwise.ingest.book import Book
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.ingest.pipeline import CHUNKER_VERSION
+from bookwise.lru import Lru
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import PassageVectorCache
@@ -140,10 +140,8 @@ class Retriever:
         self._count_tokens = functools.lru_cache(maxsize=TOKEN_COUNT_CACHE)(self._embedder.count_tokens)
         # ... and so are their passages' BM25 terms, and their chunks' payloads read back.
         self._passage_terms = functools.lru_cache(maxsize=PASSAGE_TERMS_CACHE)(self._document_terms)
-        self._payloads: OrderedDict[tuple[str, str], ChunkPayload] = OrderedDict()
-        self._payloads_lock = threading.Lock()
-        self._section_chunks_kept: OrderedDict[tuple[str, str], tuple[SectionChunk, ...]] = OrderedDict()
-        self._section_chunks_lock = threading.Lock()
+        self._payloads: Lru[tuple[str, str], ChunkPayload] = Lru(PAYLOAD_CACHE)
+        self._section_chunks_kept: Lru[tuple[str, str], tuple[SectionChunk, ...]] = Lru(SECTION_CHUNKS_CACHE)
         self._warm = False
         self._outlines: tuple[str, dict[str, PageOutline]] = ("", {})
         self._outlines_lock = threading.Lock()
@@ -508,16 +506,10 @@ class Retriever:
         if not isinstance(stamp, str):  # an index without the stamp: read every time
             return ChunkPayload.from_payload(hit.payload)
         key = (hit.id, stamp)
-        with self._payloads_lock:
-            known = self._payloads.get(key)
-            if known is not None:
-                self._payloads.move_to_end(key)
-                return known
-        payload = ChunkPayload.from_payload(hit.payload)
-        with self._payloads_lock:
-            self._payloads[key] = payload
-            while len(self._payloads) > PAYLOAD_CACHE:
-                self._payloads.popitem(last=False)
+        payload = self._payloads.get(key)
+        if payload is None:
+            payload = ChunkPayload.from_payload(hit.payload)
+            self._payloads.put(key, payload)
         return payload
 
     def _rerank(self, query: str, candidates: list[_Candidate]) -> list[_Candidate]:
@@ -551,12 +543,10 @@ class Retriever:
         the same sections come back for many questions, and reading them was a scroll of the index."""
         generation = self.index_version
         found: dict[str, tuple[SectionChunk, ...]] = {}
-        with self._section_chunks_lock:
-            for section_id in section_ids:
-                known = self._section_chunks_kept.get((generation, section_id))
-                if known is not None:
-                    self._section_chunks_kept.move_to_end((generation, section_id))
-                    found[section_id] = known
+        for section_id in section_ids:
+            known = self._section_chunks_kept.get((generation, section_id))
+            if known is not None:
+                found[section_id] = known
         missing = [section_id for section_id in section_ids if section_id not in found]
         if not missing:
             return found
@@ -567,11 +557,8 @@ class Retriever:
                 read[str(payload.section_id)].append(SectionChunk.from_payload(payload))
         fresh = {section_id: tuple(chunks) for section_id, chunks in read.items()}
         if self.index_version == generation:  # else a switch meanwhile: they may be of either one
-            with self._section_chunks_lock:
-                for section_id, chunks in fresh.items():
-                    self._section_chunks_kept[(generation, section_id)] = chunks
-                while len(self._section_chunks_kept) > SECTION_CHUNKS_CACHE:
-                    self._section_chunks_kept.popitem(last=False)
+            for section_id, chunks in fresh.items():
+                self._section_chunks_kept.put((generation, section_id), chunks)
         return found | fresh
 
     def _assemble(self, query: str, chosen: list[_Candidate]) -> list[SectionResult]:

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import math
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -171,28 +172,41 @@ async def reader(
         except (aiohttp.ClientError, TimeoutError) as error:
             out["errors"].append(type(error).__name__)
 
-    typed = 0
+    # Keystrokes on the reader's own clock (start + k * interval): a late wake-up must not shift every
+    # later keystroke, which would slowly line readers up with each other.
+    typed, keystrokes, started = 0, 0, time.monotonic()
     while time.monotonic() < until:
         typed = typed % len(question) + 1
         task = asyncio.create_task(send(question[:typed]))
         pending.add(task)
         task.add_done_callback(pending.discard)
-        await asyncio.sleep(interval)
+        keystrokes += 1
+        await asyncio.sleep(max(0.0, started + keystrokes * interval - time.monotonic()))
     await asyncio.gather(*pending)
 
 
-async def typing_load(url: str, questions: list[str], readers: int, interval: float, seconds: float) -> Any:
+async def typing_load(
+    url: str, questions: list[str], readers: int, interval: float, seconds: float, together: bool
+) -> Any:
     """The readers, on one aiohttp session over uvloop: a load generator on the same 2 cores must cost
-    less than the server it measures (its CPU is reported beside the server's)."""
+    less than the server it measures (its CPU is reported beside the server's).
+
+    Readers type independently: each starts at a random moment of the first keystroke's interval
+    (seeded, so runs compare). ``together`` starts them all at once instead, so every keystroke of
+    every reader arrives in the same millisecond: the worst case, not people typing."""
     out: dict[str, Any] = {"latencies": [], "errors": [], "dense": 0}
     connector = aiohttp.TCPConnector(limit=readers * 4)
+    phase = random.Random(readers)
+    offsets = sorted(0.0 if together else phase.uniform(0, interval) for _ in range(readers))
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=30)) as client:
-        until = time.monotonic() + seconds
+        started = time.monotonic()
+        until = started + seconds
         tasks = []
-        for number in range(readers):
-            await asyncio.sleep(interval / readers)  # readers start spread over one keystroke
+        for number, offset in enumerate(offsets):
+            await asyncio.sleep(max(0.0, started + offset - time.monotonic()))
             question = questions[number % len(questions)]
-            tasks.append(reader(client, url, question, interval, until, out))
+            # A task at once: a coroutine would start only at the gather, all readers in step.
+            tasks.append(asyncio.create_task(reader(client, url, question, interval, until, out)))
         await asyncio.gather(*tasks)
     return out
 
@@ -217,7 +231,9 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
         time.sleep(args.settle)  # and the passage vectors, which the server loads in the background
         cpu_before, client_before = process_cpu_s(server.pid), time.process_time()
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            out = runner.run(typing_load(url, questions, args.readers, args.interval, args.seconds))
+            out = runner.run(
+                typing_load(url, questions, args.readers, args.interval, args.seconds, args.together)
+            )
         cpu_after, client_after = process_cpu_s(server.pid), time.process_time()
     finally:
         server.terminate()
@@ -226,6 +242,7 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     result = {
         "readers": args.readers,
         "interval_ms": round(args.interval * 1000),
+        "readers_start": "together" if args.together else "independently",
         "requests": len(latencies),
         "requests_per_s": round(len(latencies) / args.seconds, 1),
         "p50_ms": round(statistics.median(latencies), 1) if latencies else None,
@@ -289,6 +306,9 @@ def main() -> None:
     s.add_argument("--readers", type=int, default=20)
     s.add_argument("--interval", type=float, default=0.15)
     s.add_argument("--seconds", type=float, default=30)
+    s.add_argument(
+        "--together", action="store_true", help="every reader's keystrokes at the same moment (worst case)"
+    )
     s.add_argument("--settle", type=float, default=10, help="seconds between the warm-up and the load")
     c = sub.add_parser("cpu")
     c.add_argument("--data-dir", type=Path, required=True)

@@ -19,7 +19,9 @@ doc_path and source heading equal a gold section's) for:
 **speed**: ``bookwise serve`` on the index (one process), and ``--readers`` readers typing at once:
 each types its question one character per ``--interval`` seconds and sends the query so far after
 every character, without waiting for the reply (a reader types on; the readers are aiohttp on uvloop, so
-the load generator costs less than the server it measures). Reported: the requests' p50/p95/
+the load generator costs less than the server it measures). Readers type independently, each from a
+random moment of the first interval; ``--together`` sends every reader's keystroke at the same moment
+(the worst case). Reported: the requests' p50/p95/
 max as the client sees them on loopback, the share that used the dense channel, errors, the server
 process's and the load generator's CPU time per answered request (from /proc: the figure the
 machine's other load does not change much), and the machine's load average (it is shared: its other

@@ -1,5 +1,6 @@
 """A bounded, thread-safe map that forgets the least recently used entry past its capacity: what the
-retriever and the answerer keep between questions (the same chunks, sections and terms come back)."""
+retriever, the keystroke search and the answerer keep between questions (the same chunks, sections,
+terms and typed words come back), and the answers a reader may still rate."""
 
 from __future__ import annotations
 
@@ -33,3 +34,9 @@ class Lru(Generic[K, V]):
             self._entries.move_to_end(key)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
+
+    def pop(self, key: K) -> V | None:
+        """Take ``key``'s value out (None: not kept), in one step: of two callers taking the same key
+        at once, one gets it."""
+        with self._lock:
+            return self._entries.pop(key, None)

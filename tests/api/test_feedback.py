@@ -19,6 +19,9 @@ import httpx
 import pytest
 
 from apiserver import build_book, chat, running_api
+from bookwise.api.feedback import Feedback
+from bookwise.errors import UnknownAnswerError
+from bookwise.insights.log import StoreHandle
 from bookwise.insights.records import FeedbackRecord, LogFilter
 from bookwise.insights.sqlite import SqliteStore
 from bookwise.settings import Settings
@@ -89,6 +92,23 @@ def test_feedback_store_stays_under_its_size_cap_oldest_ratings_deleted_first(tm
     assert kept[-1] == "r299" and "r0" not in kept and 10 < len(kept) < 300
     on_disk = sum(p.stat().st_size for p in tmp_path.iterdir())  # database, WAL and its index
     assert on_disk < cap + 5_000_000  # the WAL is truncated to 4 MB after a checkpoint
+
+
+def test_only_the_most_recent_answers_may_be_rated(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "feedback.sqlite3", max_bytes=1_000_000)
+    feedback = Feedback(StoreHandle(lambda: store), remembered=2)
+    try:
+        for request_id in ("a", "b", "c"):
+            feedback.remember(request_id)
+        feedback.remember("b")  # remembered again: the most recent now, "c" the oldest
+        feedback.remember("d")
+        with pytest.raises(UnknownAnswerError):
+            feedback.add(request_id="c", rating="up")  # forgotten past the bound
+        assert feedback.add(request_id="b", rating="up") and feedback.add(request_id="d", rating="down")
+        with pytest.raises(UnknownAnswerError):
+            feedback.add(request_id="b", rating="down")  # taken by its rating
+    finally:
+        store.close()
 
 
 @pytest.fixture(scope="module")

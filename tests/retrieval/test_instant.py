@@ -4,9 +4,10 @@ to the sections that teach, and where the matched words stand in a snippet."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
 
 import numpy as np
+import pytest
 
 from apiserver import hash_settings, ingest_hashed
 from bookwise.ingest.payload import ChunkPayload
@@ -107,20 +108,39 @@ def test_a_section_with_two_close_passages_outranks_one_with_a_single_closer_one
     assert passages.rank([1.0, 0.0, 0.0], None, 3) is None  # a query vector of another model
 
 
-def test_kalman_gai_ranks_the_section_that_teaches_the_gain_above_the_exercises(tmp_path: Path) -> None:
-    # The example book's exercises ask about the Kalman gain more often than the section that teaches
-    # it mentions it: typed "kalman gai", the Exercises section came first.
-    settings = hash_settings(tmp_path / "data")
+@pytest.fixture(scope="module")
+def example_hashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
+    """The example book indexed with the deterministic embedder, opened once for the module."""
+    settings = hash_settings(tmp_path_factory.mktemp("instant") / "data")
     ingest_hashed(settings, EXAMPLE_SITE)
     retriever = Retriever.open(settings)
     try:
-        search = InstantSearch(retriever)
-        for dense in (False, True):
-            urls = [section["url"] for section in search.search("kalman gai", dense=dense).sections]
-            assert urls[0] == "/docs/sensing/kalman-filter#kalman-1d", (dense, urls)
-            assert "/docs/sensing/kalman-filter#exercises" in urls[:3]  # below it, not gone
+        yield retriever
     finally:
         retriever.close()
+
+
+def test_kalman_gai_ranks_the_section_that_teaches_the_gain_above_the_exercises(
+    example_hashed: Retriever,
+) -> None:
+    # The example book's exercises ask about the Kalman gain more often than the section that teaches
+    # it mentions it: typed "kalman gai", the Exercises section came first.
+    search = InstantSearch(example_hashed)
+    for dense in (False, True):
+        urls = [section["url"] for section in search.search("kalman gai", dense=dense).sections]
+        assert urls[0] == "/docs/sensing/kalman-filter#kalman-1d", (dense, urls)
+        assert "/docs/sensing/kalman-filter#exercises" in urls[:3]  # below it, not gone
+
+
+def test_the_dense_rankings_kept_are_bounded(example_hashed: Retriever) -> None:
+    search = InstantSearch(example_hashed)
+    search._dense.capacity = 2
+    queries = ["kalman filter ", "wheel odometry ", "lidar scan "]
+    for query in queries:
+        assert search.search(query).dense
+    assert len(search._dense) == 2
+    assert search.search_ready(queries[0]) is None  # forgotten: it would embed again
+    assert search.search_ready(queries[-1]) is not None
 
 
 def test_an_exercise_section_yields_a_near_tie_but_not_a_clear_match() -> None:

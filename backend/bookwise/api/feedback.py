@@ -16,8 +16,6 @@ down) turns feedback off with ``feedback_unavailable`` (503), logged once; answe
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -25,6 +23,7 @@ from bookwise.api.logs import log_event
 from bookwise.errors import FeedbackUnavailableError, InsightsStoreError, UnknownAnswerError
 from bookwise.insights.log import StoreHandle
 from bookwise.insights.records import FeedbackRecord
+from bookwise.lru import Lru
 
 
 class Feedback:
@@ -32,9 +31,7 @@ class Feedback:
 
     def __init__(self, store: StoreHandle, *, remembered: int) -> None:
         self.store = store
-        self.remembered = remembered
-        self._answers: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
+        self._answers: Lru[str, bool] = Lru(remembered)
         self._failing = False
 
     def open(self) -> None:
@@ -45,11 +42,7 @@ class Feedback:
             self._report("feedback_unavailable", error)
 
     def remember(self, request_id: str) -> None:
-        with self._lock:
-            self._answers[request_id] = None
-            self._answers.move_to_end(request_id)
-            while len(self._answers) > self.remembered:
-                self._answers.popitem(last=False)
+        self._answers.put(request_id, True)
 
     def add(
         self,
@@ -68,12 +61,10 @@ class Feedback:
         except InsightsStoreError as error:
             self._report("feedback_unavailable", error)
             raise FeedbackUnavailableError("feedback cannot be stored on this server right now") from error
-        with self._lock:
-            if request_id not in self._answers:
-                raise UnknownAnswerError(
-                    "no recent answer of this server has this request_id, or it was already rated"
-                )
-            del self._answers[request_id]  # taken now: a concurrent twin is refused
+        if self._answers.pop(request_id) is None:  # taken now: a concurrent twin is refused
+            raise UnknownAnswerError(
+                "no recent answer of this server has this request_id, or it was already rated"
+            )
         record = FeedbackRecord(
             created_at=datetime.now(UTC),
             request_id=request_id,

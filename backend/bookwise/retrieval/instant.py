@@ -33,6 +33,7 @@ import numpy.typing as npt
 from bookwise.index.embedders import ServingEmbedder
 from bookwise.ingest.documents import EXERCISE_TYPES
 from bookwise.ingest.payload import ChunkPayload
+from bookwise.lru import Lru
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.models import code_spans, plain_markdown, plain_text, site_url
 from bookwise.retrieval.passage_rank import candidates, embedding_inputs
@@ -523,8 +524,7 @@ class InstantSearch:
         self.dense_min_words = dense_min_words
         self._index: SectionIndex | None = None
         self._lock = threading.Lock()
-        self._dense: OrderedDict[tuple[str, str, str, str], tuple[tuple[str, str, str], ...]] = OrderedDict()
-        self._dense_lock = threading.Lock()
+        self._dense: Lru[tuple[str, str, str, str], tuple[tuple[str, str, str], ...]] = Lru(DENSE_CACHE)
         self._passages: tuple[str, PassageVectors | None] | None = None
         self._passages_lock = threading.Lock()
         self._loading: str | None = None  # the generation whose passages a thread is loading
@@ -578,19 +578,13 @@ class InstantSearch:
     ) -> tuple[tuple[str, str, str], ...] | None:
         """The sections the dense channel ranks first for ``text`` (None: not cached, and not ``embed``)."""
         key = (index.generation, text, version or "", locale or "")
-        with self._dense_lock:
-            if key in self._dense:
-                self._dense.move_to_end(key)
-                return self._dense[key]
-        if not embed:
-            return None
+        known = self._dense.get(key)
+        if known is not None or not embed:
+            return known
         ranking = self._dense_of_passages(index, text, version, locale)
         if ranking is None:
             ranking = self._dense_of_index(text, version, locale)
-        with self._dense_lock:
-            self._dense[key] = ranking
-            while len(self._dense) > DENSE_CACHE:
-                self._dense.popitem(last=False)
+        self._dense.put(key, ranking)
         return ranking
 
     def _dense_of_passages(

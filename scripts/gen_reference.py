@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 
 from bookwise import cli
 from bookwise.errors import BookwiseError
-from bookwise.settings import Settings
+from bookwise.settings import AREAS, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -80,7 +80,7 @@ written comma-separated or as a JSON list. A value that breaks a rule (the type 
 stops `bookwise` at start with one line per bad setting, named by its variable.
 
 This page is generated from the settings model (`bookwise/settings.py`): each description is the
-field's own.
+field's own, and the settings are grouped by area as the model declares them.
 """
 
 
@@ -132,18 +132,35 @@ def default_of(name: str) -> str:
 
 
 def settings_page() -> str:
-    rows = []
-    for name, field in Settings.model_fields.items():
-        kind = ", ".join([type_name(field.annotation), *bounds(field.metadata)])
-        rows.append(
-            [
-                f"`BOOKWISE_{name.upper()}`",
-                cell(kind),
-                default_of(name).replace("|", "\\|"),
-                cell(field.description or ""),
-            ]
-        )
-    return HEADER + SETTINGS_INTRO + "\n" + table(["variable", "type", "default", "meaning"], rows)
+    head = ["variable", "type", "default", "meaning"]
+    sections = [
+        f"## {area.area}\n\n{text(docstring(area))}\n\n" + table(head, rows) for area, rows in areas()
+    ]
+    return HEADER + SETTINGS_INTRO + "\n" + "\n".join(sections)
+
+
+def areas() -> Iterator[tuple[type[BaseModel], list[list[str]]]]:
+    """Each area with the rows of the settings it declares itself (not those of the areas it extends)."""
+    listed: set[str] = set()
+    for area in AREAS:
+        inherited = {name for base in area.__bases__ for name in getattr(base, "model_fields", {})}
+        own = [name for name in area.model_fields if name not in inherited]
+        listed.update(own)
+        yield area, [setting_row(name) for name in own]
+    missing = set(Settings.model_fields) - listed
+    if missing:
+        raise SystemExit(f"settings in no area of AREAS: {sorted(missing)}")
+
+
+def setting_row(name: str) -> list[str]:
+    field = Settings.model_fields[name]
+    kind = ", ".join([type_name(field.annotation), *bounds(field.metadata)])
+    return [
+        f"`BOOKWISE_{name.upper()}`",
+        cell(kind),
+        default_of(name).replace("|", "\\|"),
+        cell(field.description or ""),
+    ]
 
 
 # --- errors -----------------------------------------------------------------------------------

@@ -1,15 +1,19 @@
 """The one settings object. Read once (env ``BOOKWISE_*``, then ``bookwise.toml``) and passed down.
 
-Every limit is a named, documented field; the manual's settings page is generated from this class.
+Every limit is a named, documented field; the manual's settings page is generated from these classes.
+The fields are declared in areas (index, embeddings, retrieval, the chat model, ...), and ``Settings``
+inherits them all: the names stay flat, so each environment variable is ``BOOKWISE_`` and the field's
+name, while a component declares the area it reads (``LLMClient(settings: LLMSettings)``) and mypy holds
+it to that. A component that reads several areas takes one of the few combinations below.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
@@ -29,15 +33,57 @@ DEFAULT_MODELS: dict[str, str] = {
 }
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="BOOKWISE_", toml_file="bookwise.toml", extra="forbid", frozen=True
-    )
+def _list_from_env(value: Any) -> Any:
+    """A JSON list, or the comma-separated form people write first (`http://localhost:3000,https://x`)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError("not a JSON list; write one, or comma-separated values") from None
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+_T = TypeVar("_T")
+# A list setting: read by ``_list_from_env``, not decoded as JSON by the settings sources first.
+EnvList = Annotated[list[_T], NoDecode, BeforeValidator(_list_from_env)]
+
+
+class _Area(BaseModel):
+    """One area of the settings. Alone (a test, a component built by hand) it validates as ``Settings``
+    does, without reading the environment or ``bookwise.toml``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    area: ClassVar[str]  # the heading of the area's table in the manual
+
+
+class DataSettings(_Area):
+    """Where Bookwise keeps its files, and the free space it must leave there."""
+
+    area: ClassVar[str] = "Data directory"
 
     data_dir: Path = Field(
         Path(".bookwise"),
         description="Where the embedded index, the embedding cache and the feedback live.",
     )
+    min_free_disk_mb: int = Field(
+        200,
+        ge=0,
+        description="Free space the data dir's disk must keep. Below it an ingest stops with `disk_full` "
+        "before writing (checked again between batches, with the live generation's size added "
+        "before a new one), and a reader does not open a shard. The live index is untouched. `0`"
+        " turns the check off (a full disk can then kill Edge with `SIGBUS`).",
+    )
+
+
+class IndexSettings(DataSettings):
+    """The index: the embedded engine (Qdrant Edge) in the data dir, or a Qdrant server, and the generations
+    an ingest writes."""
+
+    area: ClassVar[str] = "Index"
+
     qdrant_url: str | None = Field(
         None,
         description="Qdrant server URL. When unset, the embedded on-disk engine (Qdrant Edge) is used. "
@@ -53,6 +99,19 @@ class Settings(BaseSettings):
     keep_generations: int = Field(
         2, ge=1, description="Index generations kept after a switch (the live one included)."
     )
+    index_upload_max_mb: int = Field(
+        2048,
+        ge=1,
+        description="Largest index generation `PUT /api/admin/index` accepts, in MB: the archive as sent "
+        "and its unpacked files each (an adapted embedder travels with it, about 90 MB). Beyond, "
+        "413 `payload_too_large` and nothing is kept.",
+    )
+
+
+class EmbeddingSettings(DataSettings):
+    """The model that turns passages and questions into vectors."""
+
+    area: ClassVar[str] = "Embeddings"
 
     embedding_provider: EmbeddingProvider = Field(
         "local",
@@ -99,6 +158,16 @@ class Settings(BaseSettings):
         "whitespace normalised): a question asked again is not embedded again. 0 turns the cache off.",
     )
 
+    @property
+    def resolved_embedding_model(self) -> str:
+        return self.embedding_model or DEFAULT_MODELS[self.embedding_provider]
+
+
+class IngestSettings(_Area):
+    """How `bookwise ingest` reads the site and cuts it into chunks, and what else it builds from it."""
+
+    area: ClassVar[str] = "Ingest"
+
     chunk_max_tokens: int = Field(
         450,
         ge=32,
@@ -129,9 +198,42 @@ class Settings(BaseSettings):
         description="Folder depth whose category label is a doc's `chapter` (0 disables). Front matter "
         "`chapter:` wins.",
     )
+    ingest_extra_roots: EnvList[Path] = Field(
+        default_factory=list,
+        description="Folders outside the site directory that docs, docs folders and MDX imports may "
+        "resolve into (comma-separated or a JSON list), e.g. a monorepo's shared docs. Empty: anything "
+        "resolving outside the site is refused with `outside_site`.",
+    )
+    suggested_questions: int = Field(
+        3,
+        ge=0,
+        le=3,
+        description="Suggested questions kept per page by `bookwise ingest` (each checked by retrieval), "
+        "served by `GET /api/suggestions`; `0` builds none.",
+    )
+    suggested_questions_max_searches: int = Field(
+        5000,
+        ge=0,
+        description="Most searches the suggested-questions step of `bookwise ingest` makes (one per proposed"
+        " question checked), so a big book's ingest ends in bounded time. Pages are checked "
+        "breadth first: each page's best proposal before any page's second. Pages left when the "
+        "cap is reached offer only their questions about the page itself "
+        "([scale](ingest.md#scale)).",
+    )
+    llms_max_chars: int = Field(
+        50_000,
+        ge=1_000,
+        description="Longest `llms.txt` `bookwise llms` writes, in characters. Over it, page descriptions "
+        "are dropped, then it links one list per section, then the list is cut with a link to "
+        "`llms-full.txt`.",
+    )
 
-    retrieval_top_k: int = Field(5, ge=1, description="Sections returned when a request does not say.")
-    retrieval_max_top_k: int = Field(20, ge=1, description="Largest `top_k` a request may ask for.")
+
+class RetrievalSettings(_Area):
+    """How a question finds its sections: the two channels, their fusion, the reranker and the budgets."""
+
+    area: ClassVar[str] = "Retrieval"
+
     retrieval_candidates: int = Field(
         50,
         ge=1,
@@ -181,18 +283,43 @@ class Settings(BaseSettings):
         description="The cross-encoder: a local path or a model name the machine can load.",
     )
     rerank_candidates: int = Field(20, ge=1, description="Top sections the reranker rescores.")
-
     retrieval_timeout_s: float = Field(
         10.0,
         gt=0,
         description="Longest a request's retrieval (query embedding + search) may take; past it the API "
         "answers 503 `retrieval_timeout`.",
     )
-
-    book_title: str = Field(
-        "this book",
-        description="The book's name, as the assistant calls it in its instructions.",
+    instant_search_dense_words: int = Field(
+        1,
+        ge=0,
+        description="Complete words (stop words aside) a keystroke search needs before the dense channel "
+        "ranks too (it weighs in full from three); below it the search is lexical only (0: always dense).",
     )
+
+
+class RequestSettings(_Area):
+    """What one request may carry and ask for, wherever it comes from (the API, the CLI, MCP)."""
+
+    area: ClassVar[str] = "Requests"
+
+    retrieval_top_k: int = Field(5, ge=1, description="Sections returned when a request does not say.")
+    retrieval_max_top_k: int = Field(20, ge=1, description="Largest `top_k` a request may ask for.")
+    max_body_bytes: int = Field(
+        65_536,
+        ge=1024,
+        description="Largest request body (checked on `Content-Length` and while reading).",
+    )
+    max_question_chars: int = Field(2000, ge=1, description="Longest question.")
+    max_selection_chars: int = Field(4000, ge=1, description="Longest selected text.")
+    max_history_turns: int = Field(10, ge=0, description="Most earlier turns a request may carry.")
+    max_history_chars: int = Field(4000, ge=1, description="Longest single earlier turn.")
+
+
+class LLMSettings(_Area):
+    """The OpenAI-compatible chat API that writes answers, and how long it may take."""
+
+    area: ClassVar[str] = "Chat model"
+
     llm_base_url: str | None = Field(
         None,
         description="Base URL of an OpenAI-compatible chat API (`https://api.openai.com/v1`, Ollama "
@@ -248,66 +375,36 @@ class Settings(BaseSettings):
         description="Rewriting a follow-up into a standalone query with the model; past it, the "
         "deterministic rewrite is used.",
     )
-
     eval_judge_model: str | None = Field(
         None,
         description="The model that judges answers in `bookwise eval --answers` (whether every sentence is "
         "supported by the source it cites), on the same chat API. Unset: `BOOKWISE_LLM_MODEL`.",
     )
 
-    api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
-    api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
-    allowed_origins: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Sites whose pages may call the API, as exact origins, comma-separated "
-        "(`https://docs.example.com,http://localhost:3000`) or a JSON list "
-        '(`["https://docs.example.com"]`). The API\'s own origin is allowed too, under the hosts '
-        "of `BOOKWISE_ALLOWED_HOSTS`. Requests without an `Origin` header (curl, servers) are "
-        "not from browsers and pass.",
+
+class AnswerSettings(_Area):
+    """What an answer is given besides the retrieved sections."""
+
+    area: ClassVar[str] = "Answers"
+
+    book_title: str = Field(
+        "this book",
+        description="The book's name, as the assistant calls it in its instructions.",
     )
-    trusted_proxies: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Addresses or CIDR ranges of your reverse proxies (comma-separated or a JSON list). Only"
-        " from them are `X-Forwarded-For` (client address) and `X-Forwarded-Proto` (scheme) "
-        "believed; empty: the socket peer and scheme are the client's.",
+    page_context_max_tokens: int = Field(
+        3000,
+        ge=100,
+        description="Most tokens of the reader's page given to the model for a page action "
+        '(`summarize_page`, `quiz_page`) or a question about "this page": its sections in '
+        "reading order until this budget.",
     )
-    max_body_bytes: int = Field(
-        65_536,
-        ge=1024,
-        description="Largest request body (checked on `Content-Length` and while reading).",
-    )
-    max_question_chars: int = Field(2000, ge=1, description="Longest question.")
-    max_selection_chars: int = Field(4000, ge=1, description="Longest selected text.")
-    max_history_turns: int = Field(10, ge=0, description="Most earlier turns a request may carry.")
-    max_history_chars: int = Field(4000, ge=1, description="Longest single earlier turn.")
-    rate_limit_per_minute: int = Field(
-        30,
-        ge=1,
-        description="Requests one client (IP) may make per minute to the POST endpoints, `GET "
-        "/api/suggestions` and `GET /api/insights` together ([Rate "
-        "limits](operations.md#rate-limits-one-process-or-many)).",
-    )
-    rate_limit_per_address_per_minute: int = Field(
-        300,
-        ge=1,
-        description="Requests per minute from one address in all, for the readers the widget names (an "
-        "anonymous id it keeps per browser, sent as `X-Bookwise-Reader`): each of them gets "
-        "`rate_limit_per_minute`, so a class or an office behind one address is not one client; requests "
-        "without the id share `rate_limit_per_minute` per address, as before.",
-    )
-    instant_search_per_minute: int = Field(
-        600,
-        ge=1,
-        description="Keystroke searches (`GET /api/search/instant`) one client (IP) may make per minute, "
-        "counted apart from `rate_limit_per_minute` and per process: a reader typing fast, with the "
-        "widget's debounce, sends a few a second.",
-    )
-    instant_search_dense_words: int = Field(
-        1,
-        ge=0,
-        description="Complete words (stop words aside) a keystroke search needs before the dense channel "
-        "ranks too (it weighs in full from three); below it the search is lexical only (0: always dense).",
-    )
+
+
+class StreamSettings(_Area):
+    """How many answers stream at once, and how a stream is kept alive."""
+
+    area: ClassVar[str] = "Answer streams"
+
     max_streams_per_client: int = Field(
         3, ge=1, description="Answers one client (a reader the widget names, else an IP) may stream at once."
     )
@@ -331,46 +428,95 @@ class Settings(BaseSettings):
     sse_send_timeout_s: float = Field(
         30.0, gt=0, description="A stream whose client reads nothing for this long is closed."
     )
-    mcp_contents_max_pages: int = Field(
-        200,
+
+
+class RateLimitSettings(_Area):
+    """How often a client may call, counted per process or in Redis."""
+
+    area: ClassVar[str] = "Rate limits"
+
+    rate_limit_per_minute: int = Field(
+        30,
         ge=1,
-        description="Most pages one MCP `contents` call lists: the default and the cap of its `limit`; the "
-        "rest come with the `cursor` it returns "
-        "([paging](agents.md#the-table-of-contents-in-pages)).",
+        description="Requests one client (IP) may make per minute to the POST endpoints, `GET "
+        "/api/suggestions` and `GET /api/insights` together ([Rate "
+        "limits](operations.md#rate-limits-one-process-or-many)).",
     )
-    mcp_contents_max_bytes: int = Field(
-        262_144,
-        ge=16_384,
-        description="Largest MCP `contents` answer, in bytes of JSON (at least 16384): a page that would "
-        "pass it is left for the next call, and a page whose headings alone pass it lists only "
-        "the headings that fit (`headings_truncated`).",
+    rate_limit_per_address_per_minute: int = Field(
+        300,
+        ge=1,
+        description="Requests per minute from one address in all, for the readers the widget names (an "
+        "anonymous id it keeps per browser, sent as `X-Bookwise-Reader`): each of them gets "
+        "`rate_limit_per_minute`, so a class or an office behind one address is not one client; requests "
+        "without the id share `rate_limit_per_minute` per address, as before.",
     )
-    feedback_db: Path | None = Field(
+    instant_search_per_minute: int = Field(
+        600,
+        ge=1,
+        description="Keystroke searches (`GET /api/search/instant`) one client (IP) may make per minute, "
+        "counted apart from `rate_limit_per_minute` and per process: a reader typing fast, with the "
+        "widget's debounce, sends a few a second.",
+    )
+    rate_limit_max_clients: int = Field(
+        100_000,
+        ge=1,
+        description="Clients the in-memory rate limiter counts per minute; beyond, the one seen first is "
+        "forgotten first (counted afresh). Bounds its memory: two minutes of counts, about 200 "
+        "bytes per client (40 MB at the default).",
+    )
+    redis_url: str | None = Field(
         None,
-        description="SQLite file where readers' ratings and the question log are stored (unless "
-        "`BOOKWISE_INSIGHTS_DB_URL`). Unset: `feedback.sqlite3` in the data dir. An earlier "
-        "version's file is migrated in place.",
+        description="Redis counting the request rate for every process and replica that uses it "
+        "(`redis://host:6379/0`, `rediss://` for TLS, `unix:///path/redis.sock`). Unset: each "
+        "process counts on its own. While Redis is unreachable each process counts on its own "
+        "again and logs `rate_limit_redis_down`. See [Rate "
+        "limits](operations.md#rate-limits-one-process-or-many).",
     )
-    widget_path: Path | None = Field(
-        None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
-    )
-    site_dir: Path | None = Field(
-        None,
-        description="A built Docusaurus site (its `build/` folder) served at `/` next to the API "
-        "(the demo; one origin, so no CORS). Unset: the API only.",
+    redis_timeout_s: float = Field(
+        0.5,
+        gt=0,
+        description="Longest wait for Redis (connect or reply) before a request falls back to the "
+        "per-process count.",
     )
 
-    # Data-directory faults.
-    min_free_disk_mb: int = Field(
-        200,
-        ge=0,
-        description="Free space the data dir's disk must keep. Below it an ingest stops with `disk_full` "
-        "before writing (checked again between batches, with the live generation's size added "
-        "before a new one), and a reader does not open a shard. The live index is untouched. `0`"
-        " turns the check off (a full disk can then kill Edge with `SIGBUS`).",
-    )
 
-    # HTTP layer hardening: uvicorn's limits, the request deadline it lacks, docs, feedback.
+class ServerSettings(_Area):
+    """`bookwise serve`: where it listens, whom it trusts, the limits of its HTTP layer and what else it
+    serves."""
+
+    area: ClassVar[str] = "Server"
+
+    api_host: str = Field("127.0.0.1", description="Address `bookwise serve` listens on.")
+    api_port: int = Field(8000, ge=0, le=65535, description="Port `bookwise serve` listens on.")
+    api_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="API processes `bookwise serve` runs on one port (uvicorn workers; `--workers` "
+        "overrides). Each has its own index reader, model, stream slots and connection caps: "
+        "`BOOKWISE_MAX_STREAMS` and `BOOKWISE_HTTP_MAX_CONNECTIONS` apply per process.",
+    )
+    allowed_origins: EnvList[str] = Field(
+        default_factory=list,
+        description="Sites whose pages may call the API, as exact origins, comma-separated "
+        "(`https://docs.example.com,http://localhost:3000`) or a JSON list "
+        '(`["https://docs.example.com"]`). The API\'s own origin is allowed too, under the hosts '
+        "of `BOOKWISE_ALLOWED_HOSTS`. Requests without an `Origin` header (curl, servers) are "
+        "not from browsers and pass.",
+    )
+    allowed_hosts: EnvList[str] = Field(
+        default_factory=list,
+        description="Host names (no port; comma-separated or a JSON list; `*` for any) under which the API's"
+        " own origin is same-origin for the `Origin` check. Empty: only `localhost`, "
+        "`127.0.0.1`, `[::1]` when the API is reached on a loopback address, any name otherwise."
+        " Behind a proxy, list the site's name ([why](operations.md#deploying-behind-nginx)).",
+    )
+    trusted_proxies: EnvList[str] = Field(
+        default_factory=list,
+        description="Addresses or CIDR ranges of your reverse proxies (comma-separated or a JSON list). Only"
+        " from them are `X-Forwarded-For` (client address) and `X-Forwarded-Proto` (scheme) "
+        "believed; empty: the socket peer and scheme are the client's.",
+    )
     http_request_timeout_s: float = Field(
         15.0,
         gt=0,
@@ -403,6 +549,55 @@ class Settings(BaseSettings):
         False,
         description="Serve the OpenAPI schema at `/api/openapi.json` and its docs page at `/api/docs`.",
     )
+    admin_token: SecretStr | None = Field(
+        None,
+        min_length=16,
+        description="Bearer token (`Authorization: Bearer <token>`, at least 16 characters) for the "
+        "authors' report at `/api/insights` and for index uploads (`PUT /api/admin/index`, sent by "
+        "`bookwise publish`). Unset: those routes do not exist (404).",
+    )
+    widget_path: Path | None = Field(
+        None, description="The widget bundle served at `/widget.js`. Unset: the bundle shipped with Bookwise."
+    )
+    site_dir: Path | None = Field(
+        None,
+        description="A built Docusaurus site (its `build/` folder) served at `/` next to the API "
+        "(the demo; one origin, so no CORS). Unset: the API only.",
+    )
+
+
+class McpSettings(_Area):
+    """The book as tools for agents (`bookwise mcp` and `/mcp`)."""
+
+    area: ClassVar[str] = "MCP"
+
+    mcp_contents_max_pages: int = Field(
+        200,
+        ge=1,
+        description="Most pages one MCP `contents` call lists: the default and the cap of its `limit`; the "
+        "rest come with the `cursor` it returns "
+        "([paging](agents.md#the-table-of-contents-in-pages)).",
+    )
+    mcp_contents_max_bytes: int = Field(
+        262_144,
+        ge=16_384,
+        description="Largest MCP `contents` answer, in bytes of JSON (at least 16384): a page that would "
+        "pass it is left for the next call, and a page whose headings alone pass it lists only "
+        "the headings that fit (`headings_truncated`).",
+    )
+
+
+class InsightsSettings(DataSettings):
+    """Readers' ratings, the question log and where they are stored."""
+
+    area: ClassVar[str] = "Feedback and the question log"
+
+    feedback_db: Path | None = Field(
+        None,
+        description="SQLite file where readers' ratings and the question log are stored (unless "
+        "`BOOKWISE_INSIGHTS_DB_URL`). Unset: `feedback.sqlite3` in the data dir. An earlier "
+        "version's file is migrated in place.",
+    )
     feedback_max_comment_chars: int = Field(
         2000, ge=0, description="Longest feedback comment; a longer one is refused (422)."
     )
@@ -419,98 +614,6 @@ class Settings(BaseSettings):
         description="Feedback is accepted once per answer this process gave, among the most recent ones "
         "(request ids kept in memory; an older or unknown id is refused).",
     )
-
-    # ingest hardening
-    ingest_extra_roots: Annotated[list[Path], NoDecode] = Field(
-        default_factory=list,
-        description="Folders outside the site directory that docs, docs folders and MDX imports may "
-        "resolve into (comma-separated or a JSON list), e.g. a monorepo's shared docs. Empty: anything "
-        "resolving outside the site is refused with `outside_site`.",
-    )
-
-    # --- Behind a proxy: which Host names are the API's own ---
-    allowed_hosts: Annotated[list[str], NoDecode] = Field(
-        default_factory=list,
-        description="Host names (no port; comma-separated or a JSON list; `*` for any) under which the API's"
-        " own origin is same-origin for the `Origin` check. Empty: only `localhost`, "
-        "`127.0.0.1`, `[::1]` when the API is reached on a loopback address, any name otherwise."
-        " Behind a proxy, list the site's name ([why](operations.md#deploying-behind-nginx)).",
-    )
-
-    # Metrics: Prometheus text at /metrics, off unless enabled.
-    metrics: bool = Field(
-        False,
-        description="Serve Prometheus metrics at `/metrics` (see [Metrics](operations.md#metrics)): on the "
-        "API's port with `BOOKWISE_METRICS_TOKEN`, or only on `BOOKWISE_METRICS_PORT`. Enabled "
-        "with neither: `config_error` at start.",
-    )
-    metrics_token: SecretStr | None = Field(
-        None,
-        min_length=16,
-        description="Bearer token a scraper must send (`Authorization: Bearer <token>`), at least 16 "
-        "characters. Required to serve `/metrics` on the API's port; also checked on `metrics_port` if set.",
-    )
-    metrics_port: int | None = Field(
-        None,
-        ge=1,
-        le=65535,
-        description="Serve `/metrics` on this port (of `metrics_host`) instead of the API's port, from one "
-        "listener however many workers run.",
-    )
-    metrics_host: str = Field(
-        "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
-    )
-    metrics_max_connections: int = Field(
-        32,
-        ge=1,
-        description="Open connections the separate metrics listener (`metrics_port`) serves at once (a "
-        "thread each); beyond, a new one is closed at once. Each request must arrive within "
-        "`http_request_timeout_s`.",
-    )
-
-    # Rate limits shared across processes and replicas.
-    redis_url: str | None = Field(
-        None,
-        description="Redis counting the request rate for every process and replica that uses it "
-        "(`redis://host:6379/0`, `rediss://` for TLS, `unix:///path/redis.sock`). Unset: each "
-        "process counts on its own. While Redis is unreachable each process counts on its own "
-        "again and logs `rate_limit_redis_down`. See [Rate "
-        "limits](operations.md#rate-limits-one-process-or-many).",
-    )
-    redis_timeout_s: float = Field(
-        0.5,
-        gt=0,
-        description="Longest wait for Redis (connect or reply) before a request falls back to the "
-        "per-process count.",
-    )
-    rate_limit_max_clients: int = Field(
-        100_000,
-        ge=1,
-        description="Clients the in-memory rate limiter counts per minute; beyond, the one seen first is "
-        "forgotten first (counted afresh). Bounds its memory: two minutes of counts, about 200 "
-        "bytes per client (40 MB at the default).",
-    )
-
-    # several API processes
-    api_workers: int = Field(
-        1,
-        ge=1,
-        le=64,
-        description="API processes `bookwise serve` runs on one port (uvicorn workers; `--workers` "
-        "overrides). Each has its own index reader, model, stream slots and connection caps: "
-        "`BOOKWISE_MAX_STREAMS` and `BOOKWISE_HTTP_MAX_CONNECTIONS` apply per process.",
-    )
-
-    # llms.txt and Markdown twins
-    llms_max_chars: int = Field(
-        50_000,
-        ge=1_000,
-        description="Longest `llms.txt` `bookwise llms` writes, in characters. Over it, page descriptions "
-        "are dropped, then it links one list per section, then the list is cut with a link to "
-        "`llms-full.txt`.",
-    )
-
-    # The question log and insights
     question_log: bool = Field(
         False,
         description="Keep a log of readers' questions for the book's authors (`bookwise insights`): per "
@@ -541,67 +644,6 @@ class Settings(BaseSettings):
         "dir, owner-only, made on first use ([what the hash "
         "protects](insights.md#question-log-and-insights)).",
     )
-    admin_token: SecretStr | None = Field(
-        None,
-        min_length=16,
-        description="Bearer token (`Authorization: Bearer <token>`, at least 16 characters) for the "
-        "authors' report at `/api/insights` and for index uploads (`PUT /api/admin/index`, sent by "
-        "`bookwise publish`). Unset: those routes do not exist (404).",
-    )
-    index_upload_max_mb: int = Field(
-        2048,
-        ge=1,
-        description="Largest index generation `PUT /api/admin/index` accepts, in MB: the archive as sent "
-        "and its unpacked files each (an adapted embedder travels with it, about 90 MB). Beyond, "
-        "413 `payload_too_large` and nothing is kept.",
-    )
-
-    # Study with the book: page context, study actions, suggested questions.
-    page_context_max_tokens: int = Field(
-        3000,
-        ge=100,
-        description="Most tokens of the reader's page given to the model for a page action "
-        '(`summarize_page`, `quiz_page`) or a question about "this page": its sections in '
-        "reading order until this budget.",
-    )
-    suggested_questions: int = Field(
-        3,
-        ge=0,
-        le=3,
-        description="Suggested questions kept per page by `bookwise ingest` (each checked by retrieval), "
-        "served by `GET /api/suggestions`; `0` builds none.",
-    )
-    suggested_questions_max_searches: int = Field(
-        5000,
-        ge=0,
-        description="Most searches the suggested-questions step of `bookwise ingest` makes (one per proposed"
-        " question checked), so a big book's ingest ends in bounded time. Pages are checked "
-        "breadth first: each page's best proposal before any page's second. Pages left when the "
-        "cap is reached offer only their questions about the page itself "
-        "([scale](ingest.md#scale)).",
-    )
-
-    @field_validator(
-        "allowed_origins", "trusted_proxies", "ingest_extra_roots", "allowed_hosts", mode="before"
-    )
-    @classmethod
-    def _list_from_env(cls, value: Any) -> Any:
-        """A JSON list, or the comma-separated form people write first (`http://localhost:3000,https://x`)."""
-        if not isinstance(value, str):
-            return value
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError:
-                raise ValueError("not a JSON list; write one, or comma-separated values") from None
-        return [item.strip() for item in text.split(",") if item.strip()]
-
-    @property
-    def adapts_embedder(self) -> bool:
-        if self.embedding_provider != "local":
-            return False
-        return self.embedding_adapt if self.embedding_adapt is not None else not self.qdrant_url
 
     @property
     def resolved_feedback_db(self) -> Path:
@@ -613,9 +655,100 @@ class Settings(BaseSettings):
         url = self.insights_db_url
         return url.get_secret_value() if url is not None else self.resolved_feedback_db
 
+
+class MetricsSettings(_Area):
+    """Prometheus metrics at `/metrics`, off unless enabled."""
+
+    area: ClassVar[str] = "Metrics"
+
+    metrics: bool = Field(
+        False,
+        description="Serve Prometheus metrics at `/metrics` (see [Metrics](operations.md#metrics)): on the "
+        "API's port with `BOOKWISE_METRICS_TOKEN`, or only on `BOOKWISE_METRICS_PORT`. Enabled "
+        "with neither: `config_error` at start.",
+    )
+    metrics_token: SecretStr | None = Field(
+        None,
+        min_length=16,
+        description="Bearer token a scraper must send (`Authorization: Bearer <token>`), at least 16 "
+        "characters. Required to serve `/metrics` on the API's port; also checked on `metrics_port` if set.",
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="Serve `/metrics` on this port (of `metrics_host`) instead of the API's port, from one "
+        "listener however many workers run.",
+    )
+    metrics_host: str = Field(
+        "127.0.0.1", description="Address the separate metrics listener (`metrics_port`) binds to."
+    )
+    metrics_max_connections: int = Field(
+        32,
+        ge=1,
+        description="Open connections the separate metrics listener (`metrics_port`) serves at once (a "
+        "thread each); beyond, a new one is closed at once. Each request must arrive within "
+        "`http_request_timeout_s`.",
+    )
+
+
+# The components that read more than one area. Python has no intersection type, so each is a class
+# that ``Settings`` inherits; it declares no field of its own.
+
+
+class RetrieverSettings(RetrievalSettings, RequestSettings):
+    """The Retriever's: retrieval, and the request bounds it checks ``top_k`` against."""
+
+
+class IndexBuildSettings(IngestSettings, EmbeddingSettings, IndexSettings, RetrievalSettings):
+    """An ingest's: chunking, the embedder, the index, and the retrieval a learned reranker is fitted with."""
+
     @property
-    def resolved_embedding_model(self) -> str:
-        return self.embedding_model or DEFAULT_MODELS[self.embedding_provider]
+    def adapts_embedder(self) -> bool:
+        if self.embedding_provider != "local":
+            return False
+        return self.embedding_adapt if self.embedding_adapt is not None else not self.qdrant_url
+
+
+class ServedMetricsSettings(MetricsSettings, StreamSettings, ServerSettings):
+    """The metrics of a running server: theirs, the stream slots they report, the listener's deadline."""
+
+
+# The areas in the manual's order.
+AREAS: tuple[type[_Area], ...] = (
+    DataSettings,
+    IndexSettings,
+    EmbeddingSettings,
+    IngestSettings,
+    RetrievalSettings,
+    RequestSettings,
+    LLMSettings,
+    AnswerSettings,
+    StreamSettings,
+    RateLimitSettings,
+    ServerSettings,
+    McpSettings,
+    InsightsSettings,
+    MetricsSettings,
+)
+
+
+class Settings(
+    BaseSettings,
+    IndexBuildSettings,
+    RetrieverSettings,
+    ServedMetricsSettings,
+    LLMSettings,
+    AnswerSettings,
+    RateLimitSettings,
+    McpSettings,
+    InsightsSettings,
+):
+    """Every area, read from the environment and ``bookwise.toml``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BOOKWISE_", toml_file="bookwise.toml", extra="forbid", frozen=True
+    )
 
     @classmethod
     def settings_customise_sources(

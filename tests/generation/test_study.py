@@ -7,6 +7,7 @@ from typing import cast
 
 import pytest
 
+from bookwise.generation.evidence import plan_passages
 from bookwise.generation.followup import SearchQuery
 from bookwise.generation.models import ChatRequest, Page, Prepared
 from bookwise.generation.prompts import Turn
@@ -18,6 +19,7 @@ from bookwise.generation.study import (
     example_answer,
     exercises_of,
     explain_answer,
+    is_exercise_section,
     page_intent,
     page_topic,
     quiz_turn,
@@ -29,7 +31,7 @@ from bookwise.generation.study import (
 from bookwise.generation.study_prep import StudyPreparer, reader_answer
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
-from bookwise.retrieval.passages import passages_of
+from bookwise.retrieval.passages import Passage, passages_of
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import HELD_BACK, before_solutions, make_snippet
 from conftest import SectionFactory
@@ -270,3 +272,21 @@ def test_this_chapter_with_a_topic_gets_the_page_outline_regression() -> None:
     assert page_topic("what does this chapter say about noise?") == "noise"
     assert page_intent("what is this chapter about?") == "summarize"
     assert page_intent("Give me an overview of this page") == "summarize"
+
+
+def test_a_heading_that_mentions_problems_is_not_an_exercise_section_regression(
+    section: SectionFactory,
+) -> None:
+    """The answer took "Common MDX problems" or the Redux FAQ's "Will caching remote data cause memory
+    problems?" for exercises (any heading with "problems" in it, where the keystroke search reads only
+    a heading's first words), so the lists of causes and fixes in them were never quoted."""
+    for heading in ("Common MDX problems", "Will caching remote data cause memory problems?", "Problems?"):
+        assert not is_exercise_section(section(heading, "text"))
+    for heading in ("Exercises", "Quiz: the gain", "Check your understanding", "Practice"):
+        assert is_exercise_section(section(heading, "text"))
+    fixes = "- Escape a `<` in prose as `&lt;`.\n- Close every JSX tag, `<br />` too."
+    sources = [section("Common MDX problems", fixes, 1)]
+    ranked = [ScoredPassage(Passage(0, fixes, ("list",), 0), 1.2, dense=0.6, coverage=0.8)]
+    assert [quote.text for quote in plan_passages(ranked, sources, (), retrieval_sufficient=True).quoted] == [
+        fixes
+    ]

@@ -22,7 +22,7 @@ from typing import Literal
 
 from bookwise.generation.extractive import blockquote, cite, quotable_sentences
 from bookwise.generation.prompts import Turn
-from bookwise.ingest.documents import EXERCISE_TYPES
+from bookwise.ingest.documents import is_exercises
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
@@ -63,9 +63,6 @@ _SUMMARY_WORDS = re.compile(
 )
 _EXERCISE_WORDS = re.compile(
     r"\b(?:exercises?|quiz\w*|practice|problems?|questions?|self-check|review)\b", re.I
-)
-EXERCISE_HEADING = re.compile(
-    r"\b(?:exercises?|quiz|problems|self-check|check your understanding|review questions|practice)\b", re.I
 )
 EXAMPLE_HEADING = re.compile(r"\b(?:examples?|worked|walkthrough|try it)\b", re.I)
 _EXAMPLE_PROSE = re.compile(r"\b(?:for example|for instance|e\.g\.|example)\b", re.I)
@@ -180,8 +177,7 @@ def without_solutions(
 
 
 def is_exercise_section(section: SectionResult, outline: PageOutline | None = None) -> bool:
-    declared = outline is not None and outline.content_type in EXERCISE_TYPES
-    return declared or bool(EXERCISE_HEADING.search(section.heading_text or ""))
+    return is_exercises(outline.content_type if outline is not None else None, section.heading_text or "")
 
 
 # -- fill-in-the-blank from the passage -----------------------------------------------------------

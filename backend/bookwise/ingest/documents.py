@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,17 @@ def _objectives(raw: Any) -> tuple[str, ...]:
 # exercises is offered by its questions and never quoted for its answers.
 EXERCISE_TYPES = ("quiz", "assessment", "exercise")
 PAGE_TYPES = ("lab", *EXERCISE_TYPES)
+# A heading that names its section as the reader's exercises, by its first words: a FAQ heading such
+# as "Will caching cause memory problems?" teaches.
+_EXERCISE_HEADING = re.compile(
+    r"^\W*(?:exercises?|quiz(?:zes)?|self-check|check your understanding|review questions|practice)\b", re.I
+)
+
+
+def is_exercises(content_type: str | None, heading: str) -> bool:
+    """Whether a section is the reader's exercises: its page is declared a page of exercises, or its
+    heading says so ("Exercises", "Quiz: the gain", "Check your understanding")."""
+    return content_type in EXERCISE_TYPES or bool(_EXERCISE_HEADING.search(heading))
 
 
 def _content_type(front_matter: dict[str, Any], doc_path: str) -> str:

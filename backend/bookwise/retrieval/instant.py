@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bookwise.index.embedders import ServingEmbedder
-from bookwise.ingest.documents import EXERCISE_TYPES
+from bookwise.ingest.documents import is_exercises
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.lru import Lru
 from bookwise.retrieval.batching import QueryBatcher
@@ -49,11 +49,6 @@ _ADMONITION = re.compile(r"^\s*:::\w*.*$", re.M)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"\*{1,3}|_{2,3}|`+")
 _LINE_MARKS = re.compile(r"^\s*(#{1,6}|>+|[-*+]|\d+\.)\s+", re.M)
-# A heading that names its section as the reader's exercises. Anchored, unlike the answer's wider
-# test (generation.study): a FAQ heading such as "Will caching cause memory problems?" teaches.
-_EXERCISE_LABEL = re.compile(
-    r"^\W*(?:exercises?|quiz(?:zes)?|self-check|check your understanding|review questions|practice)\b", re.I
-)
 
 K1, B = 1.2, 0.75
 HEADING_WEIGHT = 3  # a word of the heading counts as this many of the text
@@ -175,7 +170,7 @@ class SectionIndex:
                     source_heading=p.heading,
                 )
             section.chunks.append(p.text)
-            if p.content_type in EXERCISE_TYPES or _EXERCISE_LABEL.search(p.heading_text or section.heading):
+            if is_exercises(p.content_type, p.heading_text or section.heading):
                 section.exercise = True
         self.sections = list(by_key.values())
         self.index_of = {s.key: i for i, s in enumerate(self.sections)}

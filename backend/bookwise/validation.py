@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from bookwise.errors import InvalidRequestError
-from bookwise.settings import Settings
+from bookwise.settings import RequestSettings
 
 # Study actions: what the reader asks Bookwise to do. The selection actions work on the
 # highlighted passage (selected_text mode), the page actions on the reader's page (``page.url``).
@@ -37,7 +37,7 @@ class RequestLimits:
     max_top_k: int
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RequestLimits:
+    def from_settings(cls, settings: RequestSettings) -> RequestLimits:
         return cls(
             max_question_chars=settings.max_question_chars,
             max_selection_chars=settings.max_selection_chars,

@@ -44,7 +44,7 @@ from bookwise.errors import (
     LLMUnavailableError,
 )
 from bookwise.generation.events import SURROGATE, valid_text
-from bookwise.settings import Settings
+from bookwise.settings import LLMSettings
 
 Message = dict[str, str]
 
@@ -316,7 +316,7 @@ async def _next_chunk(chunks: Any) -> Any:
 class LLMClient:
     def __init__(
         self,
-        settings: Settings,
+        settings: LLMSettings,
         *,
         client: openai.AsyncOpenAI | None = None,
         observer: LLMObserver | None = None,

@@ -45,7 +45,14 @@ from bookwise.ingest.manifest import BuiltDoc, DocKey, ManifestCheck
 from bookwise.ingest.models import Chunk
 from bookwise.ingest.pipeline import ChunkingParams, FileProblem, IngestResult, ingest_site
 from bookwise.ingest.site import SiteConfig
-from bookwise.settings import Settings
+from bookwise.settings import (
+    DataSettings,
+    EmbeddingSettings,
+    IndexBuildSettings,
+    IndexSettings,
+    IngestSettings,
+    RetrievalSettings,
+)
 
 # (point id, payload) of every chunk, and the token counter -> the texts of every passage a server
 # ranks (retrieval's ``book_passage_inputs``, given by the caller: the index layer cannot import it).
@@ -133,7 +140,7 @@ def git_commit(site: SiteConfig) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def chunking_params(settings: Settings, embedder: Embedder) -> ChunkingParams:
+def chunking_params(settings: IngestSettings, embedder: Embedder) -> ChunkingParams:
     """How the ingest cuts chunks: the configured sizes, counted with ``embedder``'s tokenizer and
     capped by its input size."""
     return ChunkingParams(
@@ -146,7 +153,7 @@ def chunking_params(settings: Settings, embedder: Embedder) -> ChunkingParams:
 
 
 def run_ingest(
-    settings: Settings,
+    settings: IndexBuildSettings,
     site: SiteConfig,
     *,
     dry_run: bool = False,
@@ -216,7 +223,7 @@ def run_ingest(
 
 
 def _chunk_site(
-    settings: Settings,
+    settings: IngestSettings,
     site: SiteConfig,
     sizing: Embedder,
     on_file: Callable[[str], None] | None,
@@ -254,7 +261,7 @@ def _report_of(result: IngestResult, *, dry_run: bool, held_back: bool) -> Inges
 
 
 @contextmanager
-def _store_for(settings: Settings, store: IndexStore | None) -> Iterator[IndexStore]:
+def _store_for(settings: IndexSettings, store: IndexStore | None) -> Iterator[IndexStore]:
     """``store``, or the configured one, opened for this ingest and closed after it."""
     if store is not None:
         yield store
@@ -266,7 +273,7 @@ def _store_for(settings: Settings, store: IndexStore | None) -> Iterator[IndexSt
         opened.close()
 
 
-def _make_room(settings: Settings, store: IndexStore) -> None:
+def _make_room(settings: DataSettings, store: IndexStore) -> None:
     """Frees and checks the disk before anything is written: Edge on a full disk dies of SIGBUS, silently."""
     store.remove_half_built()  # a crashed ingest's leftovers: their space counts as free
     ensure_free_space(settings.data_dir, settings.min_free_disk_mb * MB, "embedding and indexing")
@@ -282,7 +289,7 @@ def _site_info(site: SiteConfig) -> dict[str, Any]:
     }
 
 
-def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
+def _loadable(settings: EmbeddingSettings, name: str, target: Path) -> Embedder | None:
     """The adapted model saved in ``target``, or None (and the directory removed) if it will not load.
 
     A rebuild embeds every chunk anyway, so loading the model now costs nothing extra.
@@ -301,7 +308,7 @@ def _loadable(settings: Settings, name: str, target: Path) -> Embedder | None:
 
 
 def _site_embedder(
-    settings: Settings,
+    settings: IndexBuildSettings,
     store: IndexStore,
     chunks: Sequence[Chunk],
     configured: Embedder,
@@ -341,7 +348,7 @@ def _site_embedder(
     return create_embedder(settings, model=name, runtime="ingest"), time.perf_counter() - started
 
 
-def _exported(settings: Settings, embedder: Embedder) -> Path | None:
+def _exported(settings: DataSettings, embedder: Embedder) -> Path | None:
     """The ONNX export of the local MiniLM this ingest embeds with, made now if it is missing."""
     if not isinstance(embedder, LocalEmbedder):
         return None
@@ -353,7 +360,7 @@ def _exported(settings: Settings, embedder: Embedder) -> Path | None:
 
 
 def _plan_attachments(
-    settings: Settings,
+    settings: IndexBuildSettings,
     store: IndexStore,
     embedder: Embedder,
     chunks: Sequence[Chunk],
@@ -417,7 +424,7 @@ def _attachments(
     return attach
 
 
-def _fit_params(settings: Settings) -> FitParams | None:
+def _fit_params(settings: RetrievalSettings) -> FitParams | None:
     """How to fit the learned reranker (searching as the retriever does), when it is configured."""
     if settings.rerank_provider != "learned":
         return None

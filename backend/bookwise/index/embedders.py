@@ -29,7 +29,7 @@ import numpy.typing as npt
 from bookwise.errors import ConfigError, EmbedderMissingError, EmbeddingError
 from bookwise.index.adapt import EXPORT_FORMAT, is_adapted, model_dir, onnx_dir, quiet_transformers
 from bookwise.index.edge.generations import generation_names, read_current
-from bookwise.settings import Settings
+from bookwise.settings import EmbeddingSettings
 
 EXPORTED = "embedder"  # in a generation directory: the ONNX model its questions are embedded with
 PASSAGE_VECTORS = "passages.npy"  # in a generation directory: every section's passage vectors
@@ -424,7 +424,7 @@ def torch_installed() -> bool:
 class OpenAIEmbedder:
     """Any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM…)."""
 
-    def __init__(self, settings: Settings, model: str) -> None:
+    def __init__(self, settings: EmbeddingSettings, model: str) -> None:
         from openai import OpenAI
 
         key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
@@ -462,7 +462,7 @@ class OpenAIEmbedder:
         return self.embed_documents([text])[0]
 
 
-def configured_dim(settings: Settings) -> int:
+def configured_dim(settings: EmbeddingSettings) -> int:
     """The dimension of the configured model's vectors, without loading it where it is known."""
     if settings.embedding_provider == "local":
         return LocalEmbedder.dim
@@ -471,7 +471,9 @@ def configured_dim(settings: Settings) -> int:
     return create_embedder(settings, runtime="ingest").dim
 
 
-def create_embedder(settings: Settings, *, model: str | None = None, runtime: Runtime = "serve") -> Embedder:
+def create_embedder(
+    settings: EmbeddingSettings, *, model: str | None = None, runtime: Runtime = "serve"
+) -> Embedder:
     """The configured embedder; ``model`` names the one an index was built with (a site-adapted
     MiniLM is loaded from ``<data_dir>/models``).
 
@@ -485,7 +487,7 @@ def create_embedder(settings: Settings, *, model: str | None = None, runtime: Ru
     return inner
 
 
-def _create(settings: Settings, model: str | None, runtime: Runtime) -> Embedder:
+def _create(settings: EmbeddingSettings, model: str | None, runtime: Runtime) -> Embedder:
     provider, configured = settings.embedding_provider, settings.resolved_embedding_model
     if provider == "hash":
         return HashEmbedder(model_id=configured)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from bookwise.index.edge.store import EdgeStore
 from bookwise.index.faults import MB
 from bookwise.index.store import IndexStore
-from bookwise.settings import Settings
+from bookwise.settings import IndexSettings
 
 
-def open_store(settings: Settings) -> IndexStore:
+def open_store(settings: IndexSettings) -> IndexStore:
     if settings.qdrant_url:
         # Imported here: qdrant-client takes seconds to import, and the embedded store never needs it.
         from qdrant_client import QdrantClient

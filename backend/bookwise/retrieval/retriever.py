@@ -49,7 +49,7 @@ from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import named_words, probed_words, topic_text
-from bookwise.settings import Settings
+from bookwise.settings import EmbeddingSettings, RetrieverSettings, Settings
 
 _T = TypeVar("_T")
 TOKEN_COUNT_CACHE = 20_000
@@ -109,7 +109,7 @@ def _section_id(hit: Hit, payload: ChunkPayload) -> str:
 class Retriever:
     def __init__(
         self,
-        settings: Settings,
+        settings: RetrieverSettings,
         reader: IndexReader,
         embedder: Embedder,
         *,
@@ -607,7 +607,7 @@ class Retriever:
             self._store.close()
 
 
-def _embedder_for(settings: Settings, model: str) -> Embedder:
+def _embedder_for(settings: EmbeddingSettings, model: str) -> Embedder:
     # Only a site-adapted copy of the configured local model is followed; any other model is left
     # to the mismatch check, which refuses it with a clear message.
     if is_adapted(model) or model == settings.resolved_embedding_model:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from bookwise.api.bearer import bearer_matches
 from bookwise.errors import ConfigError, UnauthorizedError
-from bookwise.settings import Settings
+from bookwise.settings import MetricsSettings
 
 PATH = "/metrics"
 
 
-def check_metrics_config(settings: Settings) -> None:
+def check_metrics_config(settings: MetricsSettings) -> None:
     if settings.metrics and settings.metrics_port is None and settings.metrics_token is None:
         raise ConfigError(
             "BOOKWISE_METRICS is on but /metrics would be public: set BOOKWISE_METRICS_TOKEN (scrapers "

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from bookwise.api.metrics.access import check_metrics_config
 from bookwise.errors import ConfigError
-from bookwise.settings import Settings
+from bookwise.settings import MetricsSettings
 
 if TYPE_CHECKING:  # at run time it comes later: see the module's docstring
     from prometheus_client import CollectorRegistry
@@ -65,7 +65,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def prepare_metrics_dir(settings: Settings) -> Path | None:
+def prepare_metrics_dir(settings: MetricsSettings) -> Path | None:
     """Called by ``bookwise serve`` before the app (and its workers) start: the directory every process
     writes its metrics to, or None when metrics are off.
 

@@ -18,13 +18,13 @@ from bookwise.api.metrics.collectors import (
 )
 from bookwise.api.metrics.middleware import Endpoint, MetricsMiddleware
 from bookwise.generation.events import AnswerEvent, AnswerTrace, Sources, Token
-from bookwise.settings import Settings
+from bookwise.settings import ServedMetricsSettings
 
 
 class Metrics:
     """The API's metrics. When off, every hook is a no-op and prometheus-client is never imported."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ServedMetricsSettings) -> None:
         check_metrics_config(settings)
         self.enabled = settings.metrics
         token = settings.metrics_token

@@ -19,7 +19,7 @@ from bookwise.api.errors import error_response
 from bookwise.api.metrics.access import PATH, authorized, unauthorized
 from bookwise.api.metrics.directory import forget_dead_processes, registry
 from bookwise.errors import ConfigError
-from bookwise.settings import Settings
+from bookwise.settings import ServedMetricsSettings
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -114,7 +114,7 @@ def _wsgi_app(token: bytes | None) -> Callable[[dict[str, Any], Callable[..., An
     return app
 
 
-def start_metrics_listener(settings: Settings) -> MetricsListener | None:
+def start_metrics_listener(settings: ServedMetricsSettings) -> MetricsListener | None:
     """Serve ``/metrics`` on ``metrics_host:metrics_port`` in a daemon thread; None when not configured."""
     if not settings.metrics or settings.metrics_port is None:
         return None

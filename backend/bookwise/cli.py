@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from bookwise.generation.events import AnswerSummary
     from bookwise.ingest.site import SiteConfig
 
+    Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # what add_subparsers returns
+
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_MEANINGS = {
     EXIT_OK: "success",
@@ -58,7 +60,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="print the traceback of an unexpected error (a bug report's)"
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_ingest_command,
+        _add_search_command,
+        _add_eval_command,
+        _add_serve_command,
+        _add_ask_command,
+        _add_llms_command,
+        _add_mcp_command,
+        _add_publish_command,
+        _add_insights_command,
+    ):
+        add(commands)
+    return parser
 
+
+def _add_ingest_command(commands: Commands) -> None:
     ingest = commands.add_parser("ingest", help="index a Docusaurus site (incremental, atomic switch)")
     ingest.add_argument("site_dir", type=Path, help="the site folder (with docusaurus.config.* and docs/)")
     ingest.add_argument("--url", help="site URL (config `url`)")
@@ -93,12 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="adapt the local embedder to the site again and rebuild (after large content changes)",
     )
 
+
+def _add_search_command(commands: Commands) -> None:
     search = commands.add_parser("search", help="ranked sections for a question, with citations")
     search.add_argument("question")
     search.add_argument("--top-k", type=int, help="sections to return (default: BOOKWISE_RETRIEVAL_TOP_K)")
     _add_filter_flags(search)
     search.add_argument("--json", action="store_true", help="print the result as JSON")
 
+
+def _add_eval_command(commands: Commands) -> None:
     evaluate = commands.add_parser(
         "eval", help="retrieval (or, with --answers, answer) metrics on golden questions (a CI gate)"
     )
@@ -114,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_answer_eval_flags(evaluate)
 
+
+def _add_serve_command(commands: Commands) -> None:
     serve = commands.add_parser("serve", help="run the HTTP API (SSE answers, search, feedback, widget)")
     serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
     serve.add_argument("--port", type=int, help="port to listen on (default: BOOKWISE_API_PORT)")
@@ -122,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_workers, help="API processes on this port (default: BOOKWISE_API_WORKERS)"
     )
 
+
+def _add_ask_command(commands: Commands) -> None:
     ask = commands.add_parser("ask", help="stream an answer in the terminal (the API's code path)")
     ask.add_argument("question")
     ask.add_argument("--selected-text", help="answer only from this passage (selected-text mode)")
@@ -141,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
 
+
+def _add_llms_command(commands: Commands) -> None:
     llms = commands.add_parser("llms", help="write llms.txt, llms-full.txt and .md twins into a built site")
     llms.add_argument("site_dir", type=Path, help="the site folder (with docusaurus.config.* and docs/)")
     llms.add_argument("--out", type=Path, required=True, help="the built site folder (e.g. build/)")
@@ -153,7 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     llms.add_argument("--title", help="llms.txt title (default: the config's `title`)")
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _add_mcp_command(commands: Commands) -> None:
     commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
+
+
+def _add_publish_command(commands: Commands) -> None:
     publish = commands.add_parser(
         "publish",
         help="upload this data dir's live index generation to a running server (the embedded index); "
@@ -166,8 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=600.0, help="seconds to wait for the upload and the server's checks"
     )
     publish.add_argument("--json", action="store_true", help="print the server's answer as JSON")
-    _add_insights_report_flags(_add_insights_command(commands))
-    return parser
 
 
 ANSWER_GATES = {
@@ -744,9 +775,9 @@ def _last_day(value: str) -> date:
     return day
 
 
-def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
+def _add_insights_command(commands: Commands) -> None:
     """``bookwise insights``: the question log, for the book's authors."""
-    insights: argparse.ArgumentParser = commands.add_parser(
+    insights = commands.add_parser(
         "insights", help="what readers ask (the question log): the authors' report; delete old rows"
     )
     insights.add_argument(
@@ -755,7 +786,7 @@ def _add_insights_command(commands: Any) -> argparse.ArgumentParser:
         metavar="DATE",
         help="delete the questions and ratings logged before this UTC day (YYYY-MM-DD), then exit",
     )
-    return insights
+    _add_insights_report_flags(insights)
 
 
 def _insights(args: argparse.Namespace, settings: Settings) -> int:

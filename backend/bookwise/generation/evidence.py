@@ -11,6 +11,8 @@ coverage; a better one when the question names something no chunk of the book co
 the best passage is a strong match on its own or holds every term the question
 names ("What happens if R is too small?": a table row of the right section; the verdict misses some
 answerable questions, and no unanswerable question of our sets had a passage with all its terms).
+Neither overrides the verdict for a question that also names something the book never contains: the
+passage then scores on the question's other words (on our sets, all 14 such questions were unanswerable).
 Whatever the scores, the book does not answer a question about something it never mentions
 (retrieval's ``asks_unknown``: "How does SLAM build a map of the room?" matched the frames passage
 on "map" and "room").
@@ -96,6 +98,11 @@ def answers(
         return False
     if retrieval_sufficient:
         return evidence(best) >= (UNKNOWN_NAME_EVIDENCE if names_unknown else ANSWER_EVIDENCE)
+    if names_unknown:
+        # Against retrieval's "insufficient", a passage's strength comes from the question's other
+        # words: "dispatch a Redux action from a form" scored 0.90 for a question about
+        # useActionState, which the book never names.
+        return False
     holds_every_term = best.coverage >= 0.999 and best.query_terms >= FULL_COVERAGE_TERMS
     return evidence(best) >= STRONG_EVIDENCE or holds_every_term
 

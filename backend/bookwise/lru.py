@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -28,6 +29,21 @@ class Lru(Generic[K, V]):
                 self._entries.move_to_end(key)
             return value
 
+    def get_many(self, keys: Iterable[K]) -> tuple[dict[K, V], list[K]]:
+        """The kept values of ``keys`` (each a use, as ``get``) and the keys not kept, each once, in
+        the order first asked: what a caller computes in one batch."""
+        kept: dict[K, V] = {}
+        missing: dict[K, None] = {}
+        with self._lock:
+            for key in keys:
+                value = self._entries.get(key)
+                if value is None:
+                    missing[key] = None
+                else:
+                    self._entries.move_to_end(key)
+                    kept[key] = value
+        return kept, list(missing)
+
     def put(self, key: K, value: V) -> None:
         with self._lock:
             self._entries[key] = value
@@ -40,3 +56,7 @@ class Lru(Generic[K, V]):
         at once, one gets it."""
         with self._lock:
             return self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

@@ -48,3 +48,32 @@ def test_after_the_prefill_a_question_embeds_no_passage(tmp_path: Path) -> None:
         assert embedder.texts == before + 1  # the question's vector; every passage came from the cache
     finally:
         retriever.close()
+
+
+def test_the_cache_keeps_at_most_its_capacity_the_most_recently_used() -> None:
+    embedder = CountingEmbedder()
+    cache = PassageVectorCache(embedder.embed_documents, capacity=3)
+    cache.embed(["a", "b", "c", "d", "e"])  # more than it holds in one call
+    assert len(cache) == 3 and embedder.texts == 5
+    cache.embed(["c", "d", "e"])
+    assert embedder.texts == 5  # the last three were kept
+    cache.embed(["d", "c", "d"])  # "d" used last of all: "e" and then "c" are the oldest
+    cache.embed(["x", "y"])
+    assert len(cache) == 3 and embedder.texts == 7
+    cache.embed(["d", "x", "y"])
+    assert embedder.texts == 7
+    cache.capacity = 1
+    cache.embed(["z"])
+    assert len(cache) == 1
+    cache.embed(["y"])
+    assert embedder.texts == 9
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_a_passage_twice_in_one_call_is_embedded_once_and_returned_twice() -> None:
+    embedder = CountingEmbedder()
+    cache = PassageVectorCache(embedder.embed_documents, capacity=2)
+    vectors = cache.embed(["a b", "c d", "a b"])
+    assert embedder.texts == 2 and len(vectors) == 3
+    assert vectors[0] is vectors[2] and vectors[0].dtype.name == "float32"

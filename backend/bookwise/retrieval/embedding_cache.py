@@ -7,12 +7,12 @@ Python floats would take six times that).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from bookwise.lru import Lru
 
 EmbedMany = Callable[[Sequence[str]], list[list[float]]]
 Vector = npt.NDArray[np.float32]
@@ -23,37 +23,29 @@ class PassageVectorCache:
 
     def __init__(self, embed_many: EmbedMany, capacity: int) -> None:
         self._embed_many = embed_many
-        self.capacity = capacity
-        self._vectors: OrderedDict[str, Vector] = OrderedDict()
-        self._lock = threading.Lock()
+        self._vectors: Lru[str, Vector] = Lru(capacity)
+
+    @property
+    def capacity(self) -> int:
+        return self._vectors.capacity
+
+    @capacity.setter
+    def capacity(self, capacity: int) -> None:
+        self._vectors.capacity = capacity
 
     def __len__(self) -> int:
         return len(self._vectors)
 
     def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
+        self._vectors.clear()
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        fresh = (
-            {t: _array(v) for t, v in zip(missing, self._embed_many(missing), strict=True)} if missing else {}
-        )
-        with self._lock:
-            vectors = []
-            for text in texts:
-                vector = fresh.get(text)
-                if vector is None:
-                    vector = self._vectors.get(text)
-                if vector is None:  # forgotten between the two locks by a concurrent caller
-                    vector = _array(self._embed_many([text])[0])
-                vectors.append(vector)
-                self._vectors[text] = vector
-                self._vectors.move_to_end(text)
-            while len(self._vectors) > self.capacity:
-                self._vectors.popitem(last=False)
-        return vectors
+        vectors, missing = self._vectors.get_many(texts)
+        if missing:
+            vectors.update(zip(missing, map(_array, self._embed_many(missing)), strict=True))
+        for text in texts:  # in order, so the last used is the last forgotten
+            self._vectors.put(text, vectors[text])
+        return [vectors[text] for text in texts]
 
 
 def _array(vector: Sequence[float]) -> Vector:

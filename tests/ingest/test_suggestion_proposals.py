@@ -81,6 +81,32 @@ def test_the_exercises_question_was_cut_on_a_page_with_objectives_and_many_headi
     assert proposed[-1] == Proposal("What are the exercises on this page?", check=False)
 
 
+def test_a_page_whose_headings_mention_problems_is_not_asked_for_its_exercises_regression(
+    make_site: SiteFactory,
+) -> None:
+    """Any heading with "problems" in it offered "What are the exercises on this page?": Docusaurus's
+    upgrade guide ("Common MDX problems"), Redux's store setup ("Problems with this approach") and
+    performance FAQ ("Will caching remote data cause memory problems?") have no exercises, and the
+    question took the place of one about the page. A heading names exercises by its first words."""
+    pages = {
+        "docs/upgrade.md": "# Upgrade\n\n## Common MDX problems\n\nBraces.\n\n"
+        "## Problems with this approach\n\nBoilerplate.\n\n"
+        "### Will caching remote data cause memory problems?\n\nNo.\n",
+        "docs/gain.md": "# Gain\n\n## Tuning\n\nText.\n\n### Quiz: the gain\n\n1. Why?\n",
+        "docs/drill.md": "# Drill\n\n## Practice\n\n1. Solve it.\n",
+        "docs/check.md": "# Check\n\n## Check your understanding\n\n1. Why?\n",
+    }
+    params = ChunkingParams(max_tokens=200, overlap_tokens=0, min_tokens=0, model_max_tokens=512,
+                            count_tokens=lambda text: len(text.split()))  # fmt: skip
+    found = {
+        d.doc_path: questions(propose(d))
+        for d in ingest_site(read_site_config(make_site(pages)), params).documents
+    }
+    assert "What are the exercises on this page?" not in found["upgrade.md"]
+    for doc_path in ("gain.md", "drill.md", "check.md"):
+        assert found[doc_path][-1] == "What are the exercises on this page?", doc_path
+
+
 def test_a_quiz_page_is_offered_by_its_questions_not_its_answers(documents: dict) -> None:
     assert propose(documents["check.md"]) == [Proposal("What are the questions on this page?", check=False)]
 

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bookwise.ingest.documents import EXERCISE_TYPES
+from bookwise.ingest.documents import EXERCISE_TYPES, is_exercises
 from bookwise.ingest.models import Document
 
 PROPOSED = 8  # proposals checked per page (three at most are kept)
@@ -26,7 +26,6 @@ _SKIPPED_HEADING = re.compile(
     r"next steps|before you start|prerequisites|see also|what's next|what you['’]ve learned|questions)\b",
     re.IGNORECASE,
 )
-_EXERCISE_HEADING = re.compile(r"\b(?:exercises?|quiz|problems|self-check|review questions)\b", re.IGNORECASE)
 _ARTICLES = ("the", "a", "an")
 _QUESTION_WORDS = ("how", "why", "what", "when", "where", "which", "who")
 _PREPOSITIONS = (
@@ -318,7 +317,7 @@ def propose(document: Document) -> list[Proposal]:
         for s in headings
         if not _SKIPPED_HEADING.search(s.heading_text)
     ]
-    if any(_EXERCISE_HEADING.search(s.heading_text) for s in document.sections if s.heading_text):
+    if any(is_exercises(kind, s.heading_text) for s in document.sections if s.heading_text):
         found.append(Proposal("What are the exercises on this page?", check=False))
     unique: dict[str, Proposal] = {}
     for proposal in found:

@@ -714,6 +714,15 @@ class ServedMetricsSettings(MetricsSettings, StreamSettings, ServerSettings):
     """The metrics of a running server: theirs, the stream slots they report, the listener's deadline."""
 
 
+class AnswererSettings(LLMSettings, AnswerSettings, RetrievalSettings, RequestSettings):
+    """An answer's: the model's rewrite deadline, the book's title and page budget, the search's deadline
+    and the request bounds."""
+
+
+class IndexUploadSettings(EmbeddingSettings, IndexSettings):
+    """An index upload's: the index it joins, and the embedder its generation must have been built with."""
+
+
 # The areas in the manual's order.
 AREAS: tuple[type[_Area], ...] = (
     DataSettings,
@@ -736,8 +745,10 @@ AREAS: tuple[type[_Area], ...] = (
 class Settings(
     BaseSettings,
     IndexBuildSettings,
+    IndexUploadSettings,
     RetrieverSettings,
     ServedMetricsSettings,
+    AnswererSettings,
     LLMSettings,
     AnswerSettings,
     RateLimitSettings,

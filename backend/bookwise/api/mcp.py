@@ -46,7 +46,7 @@ from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.models import anchor_of, site_url
 from bookwise.retrieval.retriever import Retriever, page_paths
 from bookwise.retrieval.snippets import holding_back_solutions
-from bookwise.settings import Settings
+from bookwise.settings import McpSettings, Settings
 
 RetrieverSource = Callable[[], Awaitable[Retriever]]
 QuestionSink = Callable[[QuestionRecord], None]  # the question log's submit (never blocks)
@@ -84,7 +84,7 @@ class ContentsLimits:
     max_bytes: int = Settings.model_fields["mcp_contents_max_bytes"].default
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ContentsLimits:
+    def from_settings(cls, settings: McpSettings) -> ContentsLimits:
         return cls(settings.mcp_contents_max_pages, settings.mcp_contents_max_bytes)
 
 

@@ -41,7 +41,7 @@ from bookwise.api.limits import Network, client_key, is_trusted, parse_networks
 from bookwise.api.logs import log_event
 from bookwise.api.routes.admin import INDEX_UPLOAD_PATH
 from bookwise.errors import MalformedRequestError
-from bookwise.settings import Settings
+from bookwise.settings import ServerSettings
 
 _WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's states while its request is incomplete
 _FD_MARGIN = 64  # files the process needs besides client sockets (index, models, logs)
@@ -162,7 +162,7 @@ class _GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def protocol_class(settings: Settings) -> type[H11Protocol]:
+def protocol_class(settings: ServerSettings) -> type[H11Protocol]:
     token = settings.admin_token
     limits = {
         "request_timeout_s": settings.http_request_timeout_s,
@@ -175,7 +175,7 @@ def protocol_class(settings: Settings) -> type[H11Protocol]:
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), limits)
 
 
-def uvicorn_options(settings: Settings) -> dict[str, Any]:
+def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     """uvicorn.Config keyword arguments for the API (host and port aside), from the settings."""
     return {
         "http": protocol_class(settings),
@@ -193,7 +193,7 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     }
 
 
-def ensure_file_limit(settings: Settings) -> None:
+def ensure_file_limit(settings: ServerSettings) -> None:
     """Each connection is a file descriptor: past the process's limit accept() fails and nothing,
     not even ``/api/health``, is answered. Raise the soft limit when the hard one allows, else warn."""
     needed = settings.http_max_connections + _FD_MARGIN

@@ -61,7 +61,7 @@ from bookwise.index.faults import MB, disk_full_error, ensure_free_space, is_dis
 from bookwise.index.sparse import BM25_SCHEME
 from bookwise.index.store import DENSE, SPARSE, IndexManifest
 from bookwise.ingest.pipeline import CHUNKER_VERSION
-from bookwise.settings import Settings
+from bookwise.settings import IndexUploadSettings
 
 GENERATION = "generation"
 MODEL = "model"
@@ -204,7 +204,7 @@ class Upload:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: IndexUploadSettings,
         declared_bytes: int | None,
         *,
         suggestions: Callable[[str], Path] | None = None,

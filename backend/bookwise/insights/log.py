@@ -36,7 +36,7 @@ from bookwise.errors import InsightsStoreError
 from bookwise.insights.records import QuestionRecord, site_path
 from bookwise.insights.store import Store
 from bookwise.logs import event_logger
-from bookwise.settings import Settings
+from bookwise.settings import InsightsSettings
 
 REOPEN_EVERY_S = 5.0  # how often a store that would not open is tried again
 PURGE_EVERY_S = 3600.0
@@ -104,7 +104,7 @@ class ReaderKey:
         self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, settings: Settings) -> ReaderKey:
+    def of(cls, settings: InsightsSettings) -> ReaderKey:
         """The key the settings give, else the data dir's key file."""
         secret = settings.reader_hash_key
         if secret is not None:

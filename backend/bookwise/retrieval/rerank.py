@@ -20,7 +20,7 @@ from bookwise.index.rerank_fit import Candidate, RerankModel
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.index.store import HybridHits
 from bookwise.ingest.payload import ChunkPayload
-from bookwise.settings import Settings
+from bookwise.settings import RetrievalSettings
 
 
 class Reranker(Protocol):
@@ -122,11 +122,12 @@ def _best(ranked: Sequence[Any], section_of: Mapping[str, str]) -> dict[str, flo
     return best
 
 
-def create_learned_reranker(settings: Settings) -> LearnedReranker | None:
-    return LearnedReranker(settings.data_dir) if settings.rerank_provider == "learned" else None
+def create_learned_reranker(settings: RetrievalSettings, data_dir: Path) -> LearnedReranker | None:
+    """The scorer the ingest fitted and stored in ``data_dir``, when ``rerank_provider`` is ``learned``."""
+    return LearnedReranker(data_dir) if settings.rerank_provider == "learned" else None
 
 
-def create_reranker(settings: Settings) -> Reranker | None:
+def create_reranker(settings: RetrievalSettings) -> Reranker | None:
     if settings.rerank_provider in ("none", "learned"):
         return None
     if not settings.rerank_model:

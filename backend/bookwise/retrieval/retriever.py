@@ -160,7 +160,7 @@ class Retriever:
                 reader,
                 embedder,
                 reranker=create_reranker(settings),
-                learned=create_learned_reranker(settings),
+                learned=create_learned_reranker(settings, settings.data_dir),
                 store=store,
                 embedder_for=embedder_for,
             )

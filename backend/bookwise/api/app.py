@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -36,9 +37,11 @@ from bookwise.api.routes import (
 from bookwise.api.services import Services, build_services
 from bookwise.api.site import site_endpoint
 from bookwise.errors import BookwiseError
-from bookwise.generation.llm import LLMClient
 from bookwise.retrieval.retriever import Retriever
-from bookwise.settings import Settings
+from bookwise.settings import RateLimitSettings, ServerSettings, Settings
+
+if TYPE_CHECKING:
+    from bookwise.generation.llm import LLMClient
 
 PLACEHOLDER_WIDGET = Path(__file__).with_name("static") / "widget.js"
 
@@ -80,12 +83,14 @@ def create_app(
     """``retriever``/``llm`` are injected by tests and ``bookwise ask``; otherwise built from settings."""
     metrics = Metrics(settings)  # off unless BOOKWISE_METRICS: then its hooks do nothing
     if llm is None and settings.llm_base_url:
+        from bookwise.generation.llm import LLMClient  # the model's SDK: loaded only when one is configured
+
         llm = LLMClient(settings, observer=metrics.llm_observer)
     shared = build_services(
         settings, retriever=retriever, llm=llm, widget=PLACEHOLDER_WIDGET, metrics=metrics
     )
     rate_limiter = _rate_limiter(settings)
-    book = _book_server(settings, shared)
+    book = _book_server(settings.book_title, ContentsLimits.from_settings(settings), shared)
     app = FastAPI(
         title="Bookwise",
         version=__version__,
@@ -99,14 +104,14 @@ def create_app(
     )
     app.state.services = shared
     install_error_handlers(app)
-    _add_routes(app, settings, shared, book)
-    _add_middleware(app, settings, rate_limiter)
+    _add_routes(app, settings, shared, book, max_body_bytes=settings.max_body_bytes)
+    _add_middleware(app, settings, rate_limiter, max_body_bytes=settings.max_body_bytes)
     index = shared.index
     metrics.install(app, generation=lambda: index.retriever.index_version if index.retriever else None)
     return app
 
 
-def _rate_limiter(settings: Settings) -> RateLimiter:
+def _rate_limiter(settings: RateLimitSettings) -> RateLimiter:
     return RateLimiter(
         settings.rate_limit_per_minute,
         per_address_per_minute=settings.rate_limit_per_address_per_minute,
@@ -116,34 +121,37 @@ def _rate_limiter(settings: Settings) -> RateLimiter:
     )
 
 
-def _book_server(settings: Settings, shared: Services) -> MCPServer:
+def _book_server(title: str, contents: ContentsLimits, shared: Services) -> MCPServer:
     """The book's MCP server, whose tools read the same index as the API."""
-    agent_log = shared.question_log.submit if settings.question_log else None  # MCP search = agent traffic
-    tools = BookTools(
-        shared.index.get, shared.limits, agent_log, contents=ContentsLimits.from_settings(settings)
-    )
-    return build_mcp_server(settings.book_title, tools)
+    log = shared.question_log
+    agent_log = log.submit if log.enabled else None  # MCP search = agent traffic
+    tools = BookTools(shared.index.get, shared.limits, agent_log, contents=contents)
+    return build_mcp_server(title, tools)
 
 
-def _add_routes(app: FastAPI, settings: Settings, shared: Services, book: MCPServer) -> None:
+def _add_routes(
+    app: FastAPI, settings: ServerSettings, shared: Services, book: MCPServer, *, max_body_bytes: int
+) -> None:
     for routes in (chat, search, instant_search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
     if shared.admin_token is not None:  # the authors' report and index uploads exist only with its token
         app.include_router(insights.router)
         app.include_router(admin.router)
-    app.router.routes.extend(http_routes(book, max_body_bytes=settings.max_body_bytes))  # /mcp
+    app.router.routes.extend(http_routes(book, max_body_bytes=max_body_bytes))  # /mcp
     if settings.site_dir is not None:
         # Last: every API route above wins over a page of the same path.
         app.add_route("/{path:path}", site_endpoint(settings.site_dir), methods=["GET", "HEAD"])
 
 
-def _add_middleware(app: FastAPI, settings: Settings, rate_limiter: RateLimiter) -> None:
+def _add_middleware(
+    app: FastAPI, settings: ServerSettings, rate_limiter: RateLimiter, *, max_body_bytes: int
+) -> None:
     # The guard runs first (outermost but CORS, which must also decorate its refusals).
     app.add_middleware(
         Guard,
         allowed_origins=settings.allowed_origins,
         allowed_hosts=settings.allowed_hosts,
-        max_body_bytes=settings.max_body_bytes,
+        max_body_bytes=max_body_bytes,
         rate_limiter=rate_limiter,
     )
     app.add_middleware(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
@@ -23,13 +24,15 @@ from bookwise.api.logs import log_event
 from bookwise.api.metrics.hooks import Metrics
 from bookwise.errors import BookwiseError
 from bookwise.generation.coverage import book_phrases
-from bookwise.generation.llm import LLMClient
 from bookwise.insights.factory import open_insights_store
 from bookwise.insights.log import QuestionLog, ReaderKey, StoreHandle
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.suggestions import SuggestionStore
-from bookwise.settings import Settings
+from bookwise.settings import AnswererSettings, IndexUploadSettings, InsightsSettings, Settings
 from bookwise.validation import RequestLimits
+
+if TYPE_CHECKING:
+    from bookwise.generation.llm import LLMClient  # its SDK loads only when a model is configured
 
 REOPEN_EVERY_S = 5.0  # how often a missing index is looked for again
 PREFILL_STOP_S = 30.0  # the longest shutdown waits for the passage prefill's current batch
@@ -116,10 +119,13 @@ class Services:
     slots: StreamSlots
     feedback: Feedback
     limits: RequestLimits
-    answering: Settings  # the Answerer reads many of them (model, prompts, timeouts, budgets)
+    answering: AnswererSettings
+    upload: IndexUploadSettings  # where an uploaded index generation goes, and what it must match
     stream: StreamOptions
     feedback_limits: FeedbackLimits
     retrieval_timeout_s: float
+    instant_search_per_minute: int
+    instant_search_dense_words: int
     widget_path: Path
     metrics: Metrics
     insights: StoreHandle  # feedback and the question log
@@ -128,7 +134,7 @@ class Services:
     suggestions: SuggestionStore
 
 
-def insights_store(settings: Settings) -> StoreHandle:
+def insights_store(settings: InsightsSettings) -> StoreHandle:
     """The store of feedback and the question log: PostgreSQL by URL, else the SQLite file."""
     target, max_bytes = settings.resolved_insights_db, settings.feedback_max_bytes
     return StoreHandle(lambda: open_insights_store(target, max_bytes=max_bytes))
@@ -150,9 +156,12 @@ def build_services(
         feedback=Feedback(insights, remembered=settings.feedback_remembered_answers),
         limits=RequestLimits.from_settings(settings),
         answering=settings,
+        upload=settings,
         stream=StreamOptions(settings.sse_ping_s, settings.sse_send_timeout_s),
         feedback_limits=FeedbackLimits(settings.feedback_max_comment_chars, settings.max_question_chars),
         retrieval_timeout_s=settings.retrieval_timeout_s,
+        instant_search_per_minute=settings.instant_search_per_minute,
+        instant_search_dense_words=settings.instant_search_dense_words,
         widget_path=settings.widget_path or widget,
         metrics=metrics,
         insights=insights,

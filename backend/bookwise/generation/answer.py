@@ -21,13 +21,14 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import NewType
+from typing import TYPE_CHECKING, NewType
 
 import anyio
 
 from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
+from bookwise.generation.completion import Completion
 from bookwise.generation.coverage import book_phrases_ready, passage_plan
 from bookwise.generation.events import (
     AnswerEvent,
@@ -45,7 +46,6 @@ from bookwise.generation.events import (
 from bookwise.generation.evidence import PassagePlan
 from bookwise.generation.extractive import is_generic_ask, not_covered_text, passage_answer, selection_answer
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
-from bookwise.generation.llm import Completion, LLMClient
 from bookwise.generation.models import AnswerKind, ChatRequest, Plan, Prepared, Scope, Written
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
@@ -60,8 +60,11 @@ from bookwise.generation.selection import selection_source
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
-from bookwise.settings import Settings
+from bookwise.settings import AnswererSettings
 from bookwise.validation import RequestLimits
+
+if TYPE_CHECKING:
+    from bookwise.generation.llm import LLMClient  # its SDK loads only when a model is configured
 
 CLOSEST_LISTED = 3
 _PIECE = re.compile(r"\S+\s*|\s+")
@@ -144,7 +147,7 @@ class _Retrieved:
 
 
 class Answerer:
-    def __init__(self, settings: Settings, retriever: Retriever, llm: LLMClient | None) -> None:
+    def __init__(self, settings: AnswererSettings, retriever: Retriever, llm: LLMClient | None) -> None:
         self.settings = settings
         self.limits = RequestLimits.from_settings(settings)
         self.retriever = retriever

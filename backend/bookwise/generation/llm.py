@@ -43,6 +43,7 @@ from bookwise.errors import (
     LLMTimeoutError,
     LLMUnavailableError,
 )
+from bookwise.generation.completion import Completion
 from bookwise.generation.events import SURROGATE, valid_text
 from bookwise.settings import LLMSettings
 
@@ -103,16 +104,6 @@ class LLMObserver(Protocol):
     def retried(self, code: str) -> None: ...
 
     def failed(self, call: Call, code: str) -> None: ...
-
-
-@dataclass
-class Completion:
-    """What is known about a streamed answer once it ends (filled in while streaming)."""
-
-    usage: dict[str, int] | None = None
-    finish_reason: str | None = None
-    attempts: int = 0
-    first_token_s: float | None = None  # since the call started, retries included
 
 
 class ThinkFilter:

@@ -50,7 +50,7 @@ async def upload_index(
     token = shared.admin_token
     if token is None or not bearer_matches(authorization.encode("latin-1"), token.encode()):
         raise UnauthorizedError("/api/admin/index needs the admin token (Authorization: Bearer <token>)")
-    settings = shared.answering
+    settings = shared.upload
     if settings.qdrant_url:
         raise IndexUploadUnsupportedError(
             "this server reads its index from a Qdrant server (BOOKWISE_QDRANT_URL): ingest into that "

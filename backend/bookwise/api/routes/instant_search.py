@@ -64,8 +64,7 @@ async def instant_search(
     """The query as typed (a trailing space means its last word is complete); ``version`` and
     ``locale`` are the reader's page's, preferred when the index has them."""
     shared = deps.services(request)
-    settings = shared.answering
-    await _limiter(request, settings.instant_search_per_minute).check(deps.client(request))
+    await _limiter(request, shared.instant_search_per_minute).check(deps.client(request))
     validation.bounded("q", q, shared.limits.max_question_chars)
     retriever = await shared.index.get()
     if not q.strip():
@@ -79,7 +78,7 @@ async def instant_search(
                 "pages": [],
             }
         )
-    instant = _instant(request, retriever, settings.instant_search_dense_words)
+    instant = _instant(request, retriever, shared.instant_search_dense_words)
     # In memory already (most keystrokes): answered on the loop; a new index or query vector: a thread.
     result = instant.search_ready(q, limit=limit, version=version, locale=locale)
     if result is None:
@@ -116,7 +115,7 @@ async def instant_search_log(
         return {"request_id": request_id, "logged": False}
     validation.bounded("query", query, shared.limits.max_question_chars)
     retriever = await shared.index.get()
-    instant = _instant(request, retriever, shared.answering.instant_search_dense_words)
+    instant = _instant(request, retriever, shared.instant_search_dense_words)
     # Found: a section holds its words (the dense channel always has a nearest section to offer).
     found = await instant.asearch(query, limit=1, version=body.version, locale=body.locale, dense=False)
     opened = instant.section_at(body.opened, body.version, body.locale) if body.opened else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bookwise.cli import build_parser
 from conftest import SiteFactory
 from fakellm import FakeLLM
 
@@ -269,3 +271,13 @@ def test_unexpected_error_is_one_line_and_exit_3_traceback_only_with_debug(
     out, err = capsys.readouterr()
     assert "Traceback (most recent call last)" in err and "ZeroDivisionError: a bug somewhere" in err
     assert out == ""
+
+
+def test_every_subcommand_runs_the_handler_its_parser_names() -> None:
+    """The subcommands are listed once, in build_parser: each sets the function main runs."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    handlers = {name: sub.get_default("run") for name, sub in commands.choices.items()}
+    assert all(callable(handler) for handler in handlers.values()), handlers
+    assert len(set(handlers.values())) == len(handlers)  # no two commands share one by mistake
+    assert parser.parse_args(["search", "a question"]).run is handlers["search"]

@@ -18,10 +18,13 @@ from bookwise.errors import BookwiseError
 from bookwise.settings import Settings, describe_settings_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bookwise.generation.events import AnswerSummary
     from bookwise.ingest.site import SiteConfig
 
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # what add_subparsers returns
+    Run = Callable[[argparse.Namespace, Settings], int]  # a subcommand, given its arguments
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_MEANINGS = {
@@ -109,6 +112,7 @@ def _add_ingest_command(commands: Commands) -> None:
         action="store_true",
         help="adapt the local embedder to the site again and rebuild (after large content changes)",
     )
+    ingest.set_defaults(run=_ingest)
 
 
 def _add_search_command(commands: Commands) -> None:
@@ -117,6 +121,7 @@ def _add_search_command(commands: Commands) -> None:
     search.add_argument("--top-k", type=int, help="sections to return (default: BOOKWISE_RETRIEVAL_TOP_K)")
     _add_filter_flags(search)
     search.add_argument("--json", action="store_true", help="print the result as JSON")
+    search.set_defaults(run=_search)
 
 
 def _add_eval_command(commands: Commands) -> None:
@@ -134,6 +139,7 @@ def _add_eval_command(commands: Commands) -> None:
         "--max-false-refusal", type=float, help="fail if the false refusal rate (answerable) is higher"
     )
     _add_answer_eval_flags(evaluate)
+    evaluate.set_defaults(run=_eval)
 
 
 def _add_serve_command(commands: Commands) -> None:
@@ -144,6 +150,7 @@ def _add_serve_command(commands: Commands) -> None:
     serve.add_argument(
         "--workers", type=_workers, help="API processes on this port (default: BOOKWISE_API_WORKERS)"
     )
+    serve.set_defaults(run=_serve)
 
 
 def _add_ask_command(commands: Commands) -> None:
@@ -165,6 +172,7 @@ def _add_ask_command(commands: Commands) -> None:
     )
     _add_filter_flags(ask)
     ask.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    ask.set_defaults(run=_ask)
 
 
 def _add_llms_command(commands: Commands) -> None:
@@ -180,10 +188,14 @@ def _add_llms_command(commands: Commands) -> None:
     llms.add_argument("--title", help="llms.txt title (default: the config's `title`)")
     llms.add_argument("--summary", help="llms.txt summary (default: the config's `tagline`)")
     llms.add_argument("--json", action="store_true", help="print the report as JSON")
+    llms.set_defaults(run=_llms)
 
 
 def _add_mcp_command(commands: Commands) -> None:
-    commands.add_parser("mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)")
+    mcp = commands.add_parser(
+        "mcp", help="serve the book to AI agents over MCP on stdin/stdout (for an editor)"
+    )
+    mcp.set_defaults(run=_mcp)
 
 
 def _add_publish_command(commands: Commands) -> None:
@@ -199,6 +211,7 @@ def _add_publish_command(commands: Commands) -> None:
         "--timeout", type=float, default=600.0, help="seconds to wait for the upload and the server's checks"
     )
     publish.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    publish.set_defaults(run=_publish)
 
 
 ANSWER_GATES = {
@@ -754,7 +767,7 @@ def _publish(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _mcp(settings: Settings) -> int:
+def _mcp(_args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.api.mcp import serve_stdio
 
     serve_stdio(settings)
@@ -787,6 +800,7 @@ def _add_insights_command(commands: Commands) -> None:
         help="delete the questions and ratings logged before this UTC day (YYYY-MM-DD), then exit",
     )
     _add_insights_report_flags(insights)
+    insights.set_defaults(run=_insights)
 
 
 def _insights(args: argparse.Namespace, settings: Settings) -> int:
@@ -810,25 +824,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"bookwise: invalid settings:\n{describe_settings_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    run: Run = args.run  # set by the subcommand's parser
     try:
-        if args.command == "ingest":
-            return _ingest(args, settings)
-        if args.command == "search":
-            return _search(args, settings)
-        if args.command == "eval":
-            return _eval(args, settings)
-        if args.command == "serve":
-            return _serve(args, settings)
-        if args.command == "ask":
-            return _ask(args, settings)
-        if args.command == "llms":
-            return _llms(args, settings)
-        if args.command == "mcp":
-            return _mcp(settings)
-        if args.command == "publish":
-            return _publish(args, settings)
-        if args.command == "insights":
-            return _insights(args, settings)
+        return run(args, settings)
     except BookwiseError as exc:
         print(f"bookwise: error [{exc.code}]: {exc.message}", file=sys.stderr)
         _print_json_error(args, exc)
@@ -841,7 +839,6 @@ def main(argv: list[str] | None = None) -> int:
             print("bookwise: run again with --debug (before the command) for the traceback", file=sys.stderr)
         _print_json_error(args, BookwiseError(f"{type(exc).__name__}: {exc}"))
         return EXIT_INTERNAL
-    return EXIT_USAGE
 
 
 def _print_json_error(args: argparse.Namespace, error: BookwiseError) -> None:

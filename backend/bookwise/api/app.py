@@ -12,16 +12,18 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 import anyio.to_thread
+from anyio.abc import TaskGroup, TaskStatus
 from fastapi import FastAPI
-from mcp.server import MCPServer
+from starlette.routing import Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bookwise import __version__
 from bookwise.api.guard import Guard, JsonCORSMiddleware
 from bookwise.api.handlers import install_error_handlers
 from bookwise.api.limits import RateLimiter
 from bookwise.api.logs import log_event
-from bookwise.api.mcp import BookTools, ContentsLimits, build_mcp_server, http_routes
 from bookwise.api.metrics.hooks import Metrics
 from bookwise.api.routes import (
     admin,
@@ -45,12 +47,60 @@ if TYPE_CHECKING:
 
 PLACEHOLDER_WIDGET = Path(__file__).with_name("static") / "widget.js"
 
+Sessions = Callable[[], AbstractAsyncContextManager[None]]  # an MCP server's session manager, run
+
+
+class _LazyBook:
+    """``/mcp``, the book's MCP server built on its first request rather than at start: the MCP SDK
+    takes about a second to import, which every ``bookwise serve`` (and each of its workers) paid before
+    answering ``/api/health``. Its sessions run in a task of the app's lifespan from then on, and end
+    with it, as they would have from the start."""
+
+    def __init__(self, build: Callable[[], tuple[ASGIApp, Sessions]]) -> None:
+        self._build = build
+        self._app: ASGIApp | None = None
+        self._lock: anyio.Lock | None = None
+        self._tasks: TaskGroup | None = None
+        self._closing: anyio.Event | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Held by the lifespan: the server's sessions, once it is built, run until the app stops."""
+        self._lock, self._closing = anyio.Lock(), anyio.Event()
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield
+            finally:
+                self._tasks = None
+                self._closing.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self._app or await self._start()
+        await app(scope, receive, send)
+
+    async def _start(self) -> ASGIApp:
+        if self._lock is None or self._tasks is None:
+            raise RuntimeError("/mcp is served only while the app's lifespan runs")
+        async with self._lock:
+            if self._app is None:
+                app, sessions = await anyio.to_thread.run_sync(self._build)
+                await self._tasks.start(self._serve, sessions)
+                self._app = app
+            return self._app
+
+    async def _serve(self, sessions: Sessions, *, task_status: TaskStatus[None]) -> None:
+        assert self._closing is not None
+        async with sessions():
+            task_status.started()
+            await self._closing.wait()
+
 
 def _lifespan(
     shared: Services,
     rate_limiter: RateLimiter,
     index_name: str,
-    mcp_sessions: Callable[[], AbstractAsyncContextManager[None]],
+    mcp_sessions: Sessions,
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     """Open feedback and the index at start; close them (and the model's and Redis' clients) at the end."""
 
@@ -64,7 +114,7 @@ def _lifespan(
             log_event("index_unavailable", logging.WARNING, code=error.code, detail=error.message)
         log_event("started", llm=shared.llm.model if shared.llm else None, index=index_name)
         try:
-            async with mcp_sessions():  # a route's app has no lifespan of its own
+            async with mcp_sessions():  # a route's app has no lifespan of its own: the API's runs /mcp's
                 yield
         finally:
             await shared.index.close()
@@ -90,13 +140,11 @@ def create_app(
         settings, retriever=retriever, llm=llm, widget=PLACEHOLDER_WIDGET, metrics=metrics
     )
     rate_limiter = _rate_limiter(settings)
-    book = _book_server(settings.book_title, ContentsLimits.from_settings(settings), shared)
+    book = _LazyBook(lambda: _book_server(settings, shared))
     app = FastAPI(
         title="Bookwise",
         version=__version__,
-        lifespan=_lifespan(
-            shared, rate_limiter, settings.qdrant_url or "edge", lambda: book.session_manager.run()
-        ),
+        lifespan=_lifespan(shared, rate_limiter, settings.qdrant_url or "edge", book.running),
         openapi_url="/api/openapi.json" if settings.api_docs else None,
         docs_url="/api/docs" if settings.api_docs else None,
         redoc_url=None,
@@ -104,7 +152,7 @@ def create_app(
     )
     app.state.services = shared
     install_error_handlers(app)
-    _add_routes(app, settings, shared, book, max_body_bytes=settings.max_body_bytes)
+    _add_routes(app, settings, shared, book)
     _add_middleware(app, settings, rate_limiter, max_body_bytes=settings.max_body_bytes)
     index = shared.index
     metrics.install(app, generation=lambda: index.retriever.index_version if index.retriever else None)
@@ -121,23 +169,27 @@ def _rate_limiter(settings: RateLimitSettings) -> RateLimiter:
     )
 
 
-def _book_server(title: str, contents: ContentsLimits, shared: Services) -> MCPServer:
-    """The book's MCP server, whose tools read the same index as the API."""
+def _book_server(settings: Settings, shared: Services) -> tuple[ASGIApp, Sessions]:
+    """The book's MCP server, whose tools read the same index as the API: ``/mcp``'s app and its
+    sessions."""
+    from bookwise.api.mcp import BookTools, ContentsLimits, build_mcp_server, http_routes
+
     log = shared.question_log
     agent_log = log.submit if log.enabled else None  # MCP search = agent traffic
+    contents = ContentsLimits.from_settings(settings)
     tools = BookTools(shared.index.get, shared.limits, agent_log, contents=contents)
-    return build_mcp_server(title, tools)
+    server = build_mcp_server(settings.book_title, tools)
+    routes = http_routes(server, max_body_bytes=settings.max_body_bytes)
+    return Router(routes=routes), server.session_manager.run
 
 
-def _add_routes(
-    app: FastAPI, settings: ServerSettings, shared: Services, book: MCPServer, *, max_body_bytes: int
-) -> None:
+def _add_routes(app: FastAPI, settings: ServerSettings, shared: Services, book: _LazyBook) -> None:
     for routes in (chat, search, instant_search, feedback, health, suggestions, widget):
         app.include_router(routes.router)
     if shared.admin_token is not None:  # the authors' report and index uploads exist only with its token
         app.include_router(insights.router)
         app.include_router(admin.router)
-    app.router.routes.extend(http_routes(book, max_body_bytes=max_body_bytes))  # /mcp
+    app.router.routes.append(Route("/mcp", endpoint=book))  # any method: its app answers POST only
     if settings.site_dir is not None:
         # Last: every API route above wins over a page of the same path.
         app.add_route("/{path:path}", site_endpoint(settings.site_dir), methods=["GET", "HEAD"])

@@ -446,8 +446,14 @@ class LLMClient:
                 if reader.reasoning and reasoning_deadline is None:
                     reasoning_deadline = min(time.monotonic() + settings.llm_reasoning_timeout_s, deadline)
                     scope.deadline = reasoning_deadline
-        # Only reached when a deadline cancelled the reads.
-        if reasoning_deadline is not None and reasoning_deadline < deadline:
+        # Only reached when a deadline cancelled the reads. The clock says which: a reasoning delta read
+        # just as the first-token deadline passed leaves that cancellation pending after the deadline
+        # was moved, and it is a late first sign of life (retried), not a long reasoning phase.
+        if (
+            reasoning_deadline is not None
+            and reasoning_deadline < deadline
+            and time.monotonic() >= reasoning_deadline
+        ):
             # Not retried: the same question would make the model think as long again.
             raise LLMTimeoutError("the language model reasoned for longer than its time limit")
         raise TimeoutError

@@ -134,28 +134,11 @@ def needed_marks(item: pytest.Function) -> set[str]:
     return marks
 
 
-# The modules that take minutes each (`--durations`: a release installed in a fresh environment, the
-# docs site built, the container image, the wheel without extras) run first, so that with several test
-# processes (scripts/test) they overlap instead of starting last and leaving the others idle.
-LONGEST_MODULES = (
-    "e2e/test_owner_path.py",
-    "e2e/test_docs_site.py",
-    "deploy/test_container.py",
-    "e2e/test_lean_server.py",
-)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, pytest.Function):
             for name in sorted(needed_marks(item) - {mark.name for mark in item.iter_markers()}):
                 item.add_marker(name)
-
-    def start(item: pytest.Item) -> int:
-        module = item.path.relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else ""
-        return LONGEST_MODULES.index(module) if module in LONGEST_MODULES else len(LONGEST_MODULES)
-
-    items.sort(key=start)  # stable: every module's own order is kept
 
 
 _running: list[pytest.Item] = []  # the test being set up, for the check below

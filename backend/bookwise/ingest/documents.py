@@ -70,10 +70,16 @@ _EXERCISE_HEADING = re.compile(
 )
 
 
+def is_exercise_heading(heading: str) -> bool:
+    """Whether a heading names its section as exercises ("Exercises", "Quiz: the gain", "Check your
+    understanding")."""
+    return bool(_EXERCISE_HEADING.search(heading))
+
+
 def is_exercises(content_type: str | None, heading: str) -> bool:
     """Whether a section is the reader's exercises: its page is declared a page of exercises, or its
-    heading says so ("Exercises", "Quiz: the gain", "Check your understanding")."""
-    return content_type in EXERCISE_TYPES or bool(_EXERCISE_HEADING.search(heading))
+    heading says so."""
+    return content_type in EXERCISE_TYPES or is_exercise_heading(heading)
 
 
 def _content_type(front_matter: dict[str, Any], doc_path: str) -> str:

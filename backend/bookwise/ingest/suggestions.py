@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bookwise.ingest.documents import EXERCISE_TYPES, is_exercises
+from bookwise.ingest.documents import EXERCISE_TYPES, is_exercise_heading
 from bookwise.ingest.models import Document
 
 PROPOSED = 8  # proposals checked per page (three at most are kept)
@@ -317,7 +317,7 @@ def propose(document: Document) -> list[Proposal]:
         for s in headings
         if not _SKIPPED_HEADING.search(s.heading_text)
     ]
-    if any(is_exercises(kind, s.heading_text) for s in document.sections if s.heading_text):
+    if any(is_exercise_heading(s.heading_text) for s in document.sections if s.heading_text):
         found.append(Proposal("What are the exercises on this page?", check=False))
     unique: dict[str, Proposal] = {}
     for proposal in found:

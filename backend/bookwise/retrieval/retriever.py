@@ -542,12 +542,11 @@ class Retriever:
         """Each section's chunks, kept per index generation (a section changes only with a new one):
         the same sections come back for many questions, and reading them was a scroll of the index."""
         generation = self.index_version
-        found: dict[str, tuple[SectionChunk, ...]] = {}
-        for section_id in section_ids:
-            known = self._section_chunks_kept.get((generation, section_id))
-            if known is not None:
-                found[section_id] = known
-        missing = [section_id for section_id in section_ids if section_id not in found]
+        kept, absent = self._section_chunks_kept.get_many(
+            (generation, section_id) for section_id in section_ids
+        )
+        found = {section_id: chunks for (_, section_id), chunks in kept.items()}
+        missing = [section_id for _, section_id in absent]
         if not missing:
             return found
         read: dict[str, list[SectionChunk]] = {section_id: [] for section_id in missing}

@@ -700,6 +700,11 @@ class RetrieverSettings(RetrievalSettings, RequestSettings):
     """The Retriever's: retrieval, and the request bounds it checks ``top_k`` against."""
 
 
+class OpenRetrieverSettings(EmbeddingSettings, IndexSettings, RetrieverSettings):
+    """What opens a Retriever on the live index: the Retriever's areas, the index, and the embedder
+    its generation names."""
+
+
 class IndexBuildSettings(IngestSettings, EmbeddingSettings, IndexSettings, RetrievalSettings):
     """An ingest's: chunking, the embedder, the index, and the retrieval a learned reranker is fitted with."""
 
@@ -746,7 +751,7 @@ class Settings(
     BaseSettings,
     IndexBuildSettings,
     IndexUploadSettings,
-    RetrieverSettings,
+    OpenRetrieverSettings,
     ServedMetricsSettings,
     AnswererSettings,
     LLMSettings,

@@ -49,7 +49,7 @@ from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import named_words, probed_words, topic_text
-from bookwise.settings import EmbeddingSettings, RetrieverSettings, Settings
+from bookwise.settings import EmbeddingSettings, OpenRetrieverSettings, RetrieverSettings
 
 _T = TypeVar("_T")
 TOKEN_COUNT_CACHE = 20_000
@@ -148,7 +148,7 @@ class Retriever:
         self._check_generation()
 
     @classmethod
-    def open(cls, settings: Settings) -> Retriever:
+    def open(cls, settings: OpenRetrieverSettings) -> Retriever:
         """The configured index and the embedder its live generation was built with."""
         store = open_store(settings)
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -128,7 +129,11 @@ def serving_process(
     """Run a server subprocess, its output in ``log``, until it answers ``path``; stop it after. A
     server that never comes up fails with its log's tail."""
     with log.open("w") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # A session of its own: `npm run serve` is a shell and npm above the server, which signals
+        # to npm alone would leave running after the test.
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             try:
                 wait_until_serving(url, proc, path=path, within_s=120)
@@ -136,12 +141,41 @@ def serving_process(
                 raise AssertionError(f"{error}\n{log.read_text()[-4000:]}") from None
             yield
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_group(proc)
+
+
+def stop_group(proc: subprocess.Popen[Any], within_s: float = 20) -> None:
+    """Stop ``proc`` and every process of its session (it must have been started in a new one):
+    SIGTERM, then SIGKILL for whatever is left after ``within_s``."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=within_s)
+    except subprocess.TimeoutExpired:
+        pass
+    deadline = time.monotonic() + within_s
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal_group(proc, signal.SIGKILL)
+    proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[Any], sig: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:  # the whole group has exited
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (a zombie waiting to be reaped does not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 @dataclass

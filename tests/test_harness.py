@@ -3,11 +3,15 @@ a Docusaurus build or an external service carries its mark, so `-m "not ..."` le
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from apiserver import serving_process
+from nginx import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,3 +63,25 @@ def test_a_test_that_writes_into_its_working_directory_fails(tmp_path: Path) -> 
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
     assert "wrote into its working directory: ['left-behind.txt']" in run.stdout
     assert "1 passed, 1 error" in run.stdout
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_served_command_is_stopped_with_the_server_it_started_regression(tmp_path: Path) -> None:
+    """`npm run serve` runs the site's server under npm: stopping npm alone left `docusaurus serve`
+    running after every owner's-path test."""
+    port = free_port()
+    child = tmp_path / "server.pid"
+    server = f"{sys.executable} -m http.server {port} --bind 127.0.0.1"
+    command = ["sh", "-c", f"{server} & echo $! > {child}; wait"]
+    url, log = f"http://127.0.0.1:{port}", tmp_path / "log"
+    with serving_process(command, cwd=tmp_path, env=dict(os.environ), url=url, log=log, path="/"):
+        pid = int(child.read_text())
+        assert _running(pid)
+    assert not _running(pid)

@@ -23,23 +23,32 @@ RUN python3 -m venv /opt/bookwise \
  && /opt/bookwise/bin/pip install --quiet --upgrade pip
 
 # The server alone: it embeds questions with ONNX Runtime from the model the index carries.
-FROM venv AS server-build
+FROM venv AS server-deps
 COPY pyproject.toml /src/pyproject.toml
+# What only testing uses goes, so the image holds what serving runs: the packages' own test suites, and
+# ONNX Runtime's model-conversion tools (the quantizer, the transformer optimizer: the server only runs
+# a model the ingest exported).
 RUN python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]; \
 print("\n".join(p["dependencies"]))' >/tmp/requirements.txt \
- && /opt/bookwise/bin/pip install --quiet -r /tmp/requirements.txt
-COPY . /src
-# What only installing or testing uses goes, so the image holds what serving runs (about 50 MB): pip
-# and setuptools, the packages' own test suites, and ONNX Runtime's model-conversion tools (the
-# quantizer, the transformer optimizer: the server only runs a model the ingest exported).
-RUN /opt/bookwise/bin/pip install --quiet /src \
- && /opt/bookwise/bin/pip uninstall --quiet --yes pip setuptools \
+ && /opt/bookwise/bin/pip install --quiet -r /tmp/requirements.txt \
  && cd /opt/bookwise/lib/python3*/site-packages \
  && find . -type d -name tests -prune -exec rm -rf {} + \
  && rm -rf onnxruntime/transformers onnxruntime/tools onnxruntime/quantization onnxruntime/datasets \
-      /opt/bookwise/bin/onnxruntime_test \
+      /opt/bookwise/bin/onnxruntime_test
+
+# The environment the server image copies: without pip and setuptools, which only installing uses.
+FROM server-deps AS server-venv
+RUN /opt/bookwise/bin/pip uninstall --quiet --yes pip setuptools
+
+# Bookwise's own files, staged for the image's top layer (as for the default image below).
+FROM server-deps AS server-build
+COPY . /src
+RUN /opt/bookwise/bin/pip install --quiet --no-deps /src \
  && /opt/bookwise/bin/bookwise --help >/dev/null \
- && /opt/bookwise/bin/python -c 'import bookwise.api.app, onnxruntime, numpy, tokenizers, qdrant_edge'
+ && /opt/bookwise/bin/python -c 'import bookwise.api.app, onnxruntime, numpy, tokenizers, qdrant_edge' \
+ && mkdir /stage && cd / \
+ && tar -c opt/bookwise/bin/bookwise opt/bookwise/lib/python3*/site-packages/bookwise \
+      opt/bookwise/lib/python3*/site-packages/bookwise-*.dist-info | tar -x -C /stage
 
 FROM venv AS deps
 # The CPU-only torch index; without it pip installs torch with CUDA (several GB of unused libraries).
@@ -96,7 +105,8 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
 CMD ["bookwise", "serve", "--host", "0.0.0.0", "--port", "8000"]
 
 FROM runtime AS server
-COPY --from=server-build /opt/bookwise /opt/bookwise
+COPY --from=server-venv /opt/bookwise /opt/bookwise
+COPY --from=server-build /stage/ /
 
 # The default: the server and `bookwise ingest` with the local MiniLM (its adaptation and export).
 FROM runtime

@@ -148,10 +148,6 @@ def stop_group(proc: subprocess.Popen[Any], within_s: float = 20) -> None:
     """Stop ``proc`` and every process of its session (it must have been started in a new one):
     SIGTERM, then SIGKILL for whatever is left after ``within_s``."""
     _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=within_s)
-    except subprocess.TimeoutExpired:
-        pass
     deadline = time.monotonic() + within_s
     while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -166,16 +162,27 @@ def _signal_group(proc: subprocess.Popen[Any], sig: signal.Signals) -> None:
         pass
 
 
+def _state_and_group(stat: Path) -> tuple[str, int] | None:
+    """A process's state letter and process group, from its ``/proc/<pid>/stat``; None once it is gone."""
+    try:
+        fields = stat.read_text().rpartition(")")[2].split()  # the name, in parentheses, may hold spaces
+    except OSError:
+        return None
+    return fields[0], int(fields[2])
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting to be reaped does not)."""
+    found = _state_and_group(Path(f"/proc/{pid}/stat"))
+    return found is not None and found[0] != "Z"
+
+
 def _group_alive(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` still runs (a zombie waiting to be reaped does not)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+    """Whether a process of group ``pgid`` still runs."""
+    return any(
+        found is not None and found[0] != "Z" and found[1] == pgid
+        for found in map(_state_and_group, Path("/proc").glob("[0-9]*/stat"))
+    )
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from apiserver import serving_process
+from apiserver import running, serving_process
 from nginx import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,14 +65,6 @@ def test_a_test_that_writes_into_its_working_directory_fails(tmp_path: Path) -> 
     assert "1 passed, 1 error" in run.stdout
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_a_served_command_is_stopped_with_the_server_it_started_regression(tmp_path: Path) -> None:
     """`npm run serve` runs the site's server under npm: stopping npm alone left `docusaurus serve`
     running after every owner's-path test."""
@@ -83,5 +75,5 @@ def test_a_served_command_is_stopped_with_the_server_it_started_regression(tmp_p
     url, log = f"http://127.0.0.1:{port}", tmp_path / "log"
     with serving_process(command, cwd=tmp_path, env=dict(os.environ), url=url, log=log, path="/"):
         pid = int(child.read_text())
-        assert _running(pid)
-    assert not _running(pid)
+        assert running(pid)
+    assert not running(pid)

@@ -19,7 +19,7 @@ from bookwise.insights.sql import SqlStore
 from bookwise.retrieval.models import SectionResult
 from bookwise.settings import Settings
 from browser import launched_chromium
-from examplesite import build_example, index_example_locally
+from examplesite import build_example, example_indexed_once
 from fakellm import FakeLLM, running_fake_llm
 from pgserver import PostgresServer, running_postgres
 
@@ -244,8 +244,9 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def example_local(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """The example textbook built by Docusaurus and indexed with the local embedder, no LLM: the
-    demo's answers, for the e2e answer tests and the README screenshots."""
-    return index_example_locally(tmp_path_factory.mktemp("example-local"), build_example())
+    demo's answers, for the e2e answer tests and the README screenshots. Indexed once per run; each
+    test process serves its own copy."""
+    return example_indexed_once(tmp_path_factory, build_example())
 
 
 @pytest.fixture(scope="module")

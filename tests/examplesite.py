@@ -7,11 +7,16 @@ URLs, anchors and the widget, not ranking quality.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from apiserver import hash_settings, ingest_hashed, running_api
 from bookwise.index.build import IngestReport, run_ingest
@@ -57,9 +62,9 @@ def serving_example(
         yield url
 
 
-def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:
-    """The example indexed as the demo does, with the local MiniLM (not adapted to the site, which
-    takes longer and is not needed to show how passages are chosen), and no LLM: extractive answers."""
+def local_settings(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:
+    """The demo's settings over ``data_dir``: the local MiniLM (not adapted to the site, which takes
+    longer and is not needed to show how passages are chosen), and no LLM: extractive answers."""
     values: dict[str, Any] = {
         "data_dir": data_dir,
         "embedding_provider": "local",
@@ -68,7 +73,12 @@ def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> 
         "rate_limit_per_minute": 10_000,
         "site_dir": build_dir,
     }
-    settings = Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(values | overrides))
+
+
+def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:
+    """The example indexed as the demo does (``local_settings``)."""
+    settings = local_settings(data_dir, build_dir, **overrides)
     store = open_store(settings)
     try:
         built = load_manifests([build_dir / MANIFEST_NAME])
@@ -76,3 +86,30 @@ def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> 
     finally:
         store.close()
     return settings
+
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder shared by the test processes of this run (pytest-xdist's workers share the parent of
+    their base folders), or this process's own base folder when it runs alone. A new run gets a new
+    one: nothing made here outlives the run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def example_indexed_once(tmp_path_factory: pytest.TempPathFactory, build_dir: Path) -> Settings:
+    """The example indexed locally once per run, and a copy of that data directory for this process.
+
+    The embedded index is opened by one process at a time, and a test may write beside it (feedback,
+    the question log), so each process gets its own copy; the ingest, the costly part, is shared:
+    the first process makes it under a lock while the others wait for it."""
+    shared = run_folder(tmp_path_factory)
+    made = shared / "example-local"
+    with open(shared / "example-local.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (made / ".complete").is_file():
+            shutil.rmtree(made, ignore_errors=True)  # what a failed attempt left
+            index_example_locally(made / "data", build_dir)
+            (made / ".complete").touch()
+    own = tmp_path_factory.mktemp("example-local") / "data"
+    shutil.copytree(made / "data", own)
+    return local_settings(own, build_dir)

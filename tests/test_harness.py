@@ -77,3 +77,56 @@ def test_a_served_command_is_stopped_with_the_server_it_started_regression(tmp_p
         pid = int(child.read_text())
         assert running(pid)
     assert not running(pid)
+
+
+class _Worker:
+    """What `example_indexed_once` uses of pytest's temporary-folder factory, for one xdist worker."""
+
+    def __init__(self, run: Path, name: str) -> None:
+        self.base = run / f"popen-{name}"
+        self.base.mkdir(parents=True)
+
+    def getbasetemp(self) -> Path:
+        return self.base
+
+    def mktemp(self, name: str) -> Path:
+        made = self.base / f"{name}0"
+        made.mkdir()
+        return made
+
+
+def test_the_example_is_indexed_once_per_run_and_each_process_serves_its_own_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    import examplesite
+
+    ingests: list[Path] = []
+
+    def ingest(data_dir: Path, build_dir: Path) -> None:
+        ingests.append(data_dir)
+        time.sleep(0.3)  # long enough for the other worker to reach the lock meanwhile
+        data_dir.mkdir(parents=True)
+        (data_dir / "index").write_text("built", encoding="utf-8")
+
+    monkeypatch.setattr(examplesite, "index_example_locally", ingest)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    run = tmp_path / "pytest-7"
+    workers = [_Worker(run, "gw0"), _Worker(run, "gw1")]
+    served: list[Path] = []
+    threads = [
+        threading.Thread(
+            target=lambda w=w: served.append(examplesite.example_indexed_once(w, tmp_path).data_dir)
+        )
+        for w in workers
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(ingests) == 1
+    assert len(served) == 2 and served[0] != served[1]
+    assert all(path.is_relative_to(w.base) for path, w in zip(sorted(served), workers, strict=True))
+    assert all((path / "index").read_text(encoding="utf-8") == "built" for path in served)

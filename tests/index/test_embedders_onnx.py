@@ -248,7 +248,7 @@ def test_an_uploaded_generation_brings_its_model_and_passage_vectors(
     shutil.unpack_archive(archive, unpacked)
     meta = unpacked / "generation" / EXPORTED / "embedder.json"
     meta.write_text(meta.read_text().replace("all-MiniLM-L6-v2", "another-model"))
-    with tarfile.open(tmp_path / "tampered.tar.gz", "w:gz") as tar:
+    with tarfile.open(tmp_path / "tampered.tar.gz", "w:gz", compresslevel=1) as tar:
         for part in sorted(unpacked.iterdir()):
             tar.add(part, arcname=part.name)
     other = ci.model_copy(update={"data_dir": tmp_path / "other"})

@@ -24,6 +24,7 @@ readers see, so a failed, partial or interrupted upload never replaces the live 
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
 import re
@@ -67,6 +68,10 @@ GENERATION = "generation"
 MODEL = "model"
 SUGGESTIONS = "suggestions.json"
 INCOMING = "incoming"
+# gzip's fastest level: most of an archive is the model's float weights, which no level shrinks by more
+# than a tenth; on the example book's generation, level 9 (tarfile's own) took 8.4 s and level 1 4.8 s,
+# for an archive 1.6 % larger.
+PACK_COMPRESSION = 1
 SPACE_CHECK_BYTES = 16 * MB  # the disk's free space is checked again after this much is written
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # a generation name: one safe path part
 _AGAIN = "upload again"
@@ -141,7 +146,8 @@ def pack_live_generation(
     directory = root / "generations" / generation
     with (
         _flock(directory, fcntl.LOCK_SH),
-        tarfile.open(fileobj=out, mode="w|gz", format=tarfile.PAX_FORMAT) as tar,
+        gzip.GzipFile(fileobj=out, mode="wb", compresslevel=PACK_COMPRESSION, mtime=0) as packed,
+        tarfile.open(fileobj=packed, mode="w|", format=tarfile.PAX_FORMAT) as tar,
     ):
         tar.add(directory / "manifest.json", arcname=f"{GENERATION}/manifest.json")
         tar.add(directory / COMPLETE, arcname=f"{GENERATION}/{COMPLETE}")

@@ -33,6 +33,7 @@ from bookwise.index.embedders import (
     create_embedder,
     is_export_of,
     load_passage_vectors,
+    longest_first,
     save_passage_vectors,
     text_key,
 )
@@ -467,6 +468,7 @@ def _passage_vectors(
             rows, matrix = loaded
             vectors.update((k, matrix[rows[k]].tolist()) for k in by_key if k in rows and k not in vectors)
     missing = [k for k in by_key if k not in vectors]
+    missing = [missing[i] for i in longest_first([by_key[k] for k in missing])]
     for start in range(0, len(missing), batch_size):
         batch = missing[start : start + batch_size]
         fresh = dict(zip(batch, embedder.embed_documents([by_key[k] for k in batch]), strict=True))

@@ -53,6 +53,13 @@ class Embedder(Protocol):
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 
+def longest_first(texts: Sequence[str]) -> list[int]:
+    """The positions of ``texts``, longest first. Embedded in that order, each batch holds texts of
+    about one length: a batch is padded to its longest text, so batches cut from the book's order
+    paid for most short passages as if they were as long as a code block beside them."""
+    return sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+
+
 class HashEmbedder:
     """Deterministic hashed bag of words, L2-normalised. For tests only: no semantics beyond word overlap."""
 

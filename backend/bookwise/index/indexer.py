@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bookwise.index.cache import SqliteEmbeddingCache
-from bookwise.index.embedders import Embedder
+from bookwise.index.embedders import Embedder, longest_first
 from bookwise.index.sparse import BM25_SCHEME, Bm25Encoder
 from bookwise.index.store import IndexManifest, IndexPoint, IndexStore, payload_hash
 from bookwise.ingest.models import Chunk
@@ -176,6 +176,7 @@ def _embed(
 ) -> None:
     """Embeds (content hash, text) pairs in batches into ``vectors`` and the cache."""
     model = embedder.model_id
+    to_embed = [to_embed[i] for i in longest_first([text for _, text in to_embed])]
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         embedded = embedder.embed_documents([text for _, text in batch])

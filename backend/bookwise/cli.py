@@ -478,7 +478,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from bookwise.index.build import Hooks, run_ingest
     from bookwise.ingest.manifest import load_manifests
     from bookwise.ingest.site import read_site_config
-    from bookwise.retrieval.passage_rank import book_passage_inputs
+    from bookwise.retrieval.passage_rank import book_passage_inputs_within
 
     if not args.site_dir.is_dir():
         raise BookwiseError(f"site folder not found: {args.site_dir}")
@@ -502,9 +502,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             hooks=Hooks(on_file=progress.file, on_embed=progress.embed, on_adapt=progress.adapt),
             built=built,
             strict=args.strict,
-            passage_inputs=lambda chunks, count: book_passage_inputs(
-                chunks, count, budget_tokens=settings.section_max_tokens
-            ),
+            passage_inputs=book_passage_inputs_within(settings.section_max_tokens),
         ).to_dict()
     finally:
         progress.end()

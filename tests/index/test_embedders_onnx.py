@@ -29,7 +29,7 @@ from bookwise.index.embedders import (
 )
 from bookwise.index.transfer import Upload, pack_live_generation
 from bookwise.ingest.site import read_site_config
-from bookwise.retrieval.passage_rank import book_passage_inputs
+from bookwise.retrieval.passage_rank import book_passage_inputs_within
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from conftest import SiteFactory
@@ -52,7 +52,7 @@ def eval_questions() -> list[str]:
 
 def passage_inputs(settings: Settings):  # type: ignore[no-untyped-def]
     """What `bookwise ingest` passes: the passages as the servers' section budget assembles them."""
-    return lambda chunks, count: book_passage_inputs(chunks, count, budget_tokens=settings.section_max_tokens)
+    return book_passage_inputs_within(settings.section_max_tokens)
 
 
 def ingest(settings: Settings, site: Path, **options: object) -> IngestReport:

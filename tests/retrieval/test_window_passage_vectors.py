@@ -12,7 +12,7 @@ from bookwise.index.build import run_ingest
 from bookwise.index.embedders import Embedder, ServingEmbedder
 from bookwise.ingest.site import read_site_config
 from bookwise.retrieval.assemble import SectionChunk, assemble, windows
-from bookwise.retrieval.passage_rank import book_passage_inputs
+from bookwise.retrieval.passage_rank import book_passage_inputs_within
 from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.retriever import Retriever
 
@@ -60,9 +60,7 @@ def test_a_fresh_server_ranks_a_long_sections_window_without_embedding_its_passa
     run_ingest(
         settings,
         read_site_config(site),
-        passage_inputs=lambda chunks, count: book_passage_inputs(
-            chunks, count, budget_tokens=settings.section_max_tokens
-        ),
+        passage_inputs=book_passage_inputs_within(settings.section_max_tokens),
     )
 
     retriever = Retriever.open(settings)  # a server started after the ingest

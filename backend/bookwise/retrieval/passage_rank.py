@@ -113,6 +113,14 @@ def book_passage_inputs(
     return list(dict.fromkeys(texts))
 
 
+def book_passage_inputs_within(
+    budget_tokens: int,
+) -> Callable[[Sequence[tuple[str, Mapping[str, Any]]], Callable[[str], int]], list[str]]:
+    """``book_passage_inputs`` for servers with this section budget: what an ingest is given to
+    compute the passage vectors with the index (``run_ingest``'s ``passage_inputs``)."""
+    return lambda chunks, count_tokens: book_passage_inputs(chunks, count_tokens, budget_tokens=budget_tokens)
+
+
 def rank_passages(
     query_vector: Sequence[float],
     query_terms: set[int],

@@ -147,9 +147,10 @@ def _source_state(site: Path) -> tuple[float, str]:
 
 
 @contextmanager
-def _site_lock(site: Path) -> Iterator[None]:
-    """Serialise builds of one site across processes (e.g. pytest-xdist workers)."""
-    with open(site / _LOCK_FILE, "w", encoding="utf-8") as handle:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold the lock on the file ``path`` (made if missing) for the block: one process at a time, across
+    processes (pytest-xdist workers, other runs on this machine)."""
+    with open(path, "w", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -167,7 +168,7 @@ def build_fixture_site(site: Path = FIXTURE_SITE) -> Path:
         raise RuntimeError("npm is not on PATH: Node.js 20+ and npm are needed to build the fixture site")
     build_dir = site / "build"
     stamp = build_dir / _BUILD_STAMP
-    with _site_lock(site):
+    with file_lock(site / _LOCK_FILE):  # one build of a site at a time
         installed = False
         if not _node_modules_in_sync(site):
             _run([npm, "ci", "--no-audit", "--no-fund"], site, _NPM_TIMEOUT_S)

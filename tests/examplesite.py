@@ -7,7 +7,6 @@ URLs, anchors and the widget, not ranking quality.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.site import read_site_config
 from bookwise.retrieval.suggestions import suggest_for_live_index
 from bookwise.settings import Settings
-from docusite import build_fixture_site
+from docusite import build_fixture_site, file_lock
 
 EXAMPLE_SITE: Path = Path(__file__).resolve().parents[1] / "website-plugin" / "example"
 MANIFEST_NAME = "bookwise-manifest.json"
@@ -104,8 +103,7 @@ def example_indexed_once(tmp_path_factory: pytest.TempPathFactory, build_dir: Pa
     the first process makes it under a lock while the others wait for it."""
     shared = run_folder(tmp_path_factory)
     made = shared / "example-local"
-    with open(shared / "example-local.lock", "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(shared / "example-local.lock"):
         if not (made / ".complete").is_file():
             shutil.rmtree(made, ignore_errors=True)  # what a failed attempt left
             index_example_locally(made / "data", build_dir)

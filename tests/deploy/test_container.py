@@ -14,7 +14,6 @@ Needs root: podman builds and runs rootful here, and the tools come from Debian'
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -26,7 +25,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ import httpx
 import pytest
 
 from apiserver import parse_sse
+from docusite import file_lock
 from examplesite import EXAMPLE_SITE, MANIFEST_NAME, build_example
 from nginx import free_port
 
@@ -75,12 +75,9 @@ def _run(cmd: list[str], timeout: float = 600, **kwargs: Any) -> subprocess.Comp
     return proc
 
 
-@contextmanager
-def _lock(name: str) -> Iterator[None]:
+def _lock(name: str) -> AbstractContextManager[None]:
     """One build of the base and of the image at a time on this machine (other sessions, xdist)."""
-    with open(Path(tempfile.gettempdir(), f"{name}.lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+    return file_lock(Path(tempfile.gettempdir(), f"{name}.lock"))
 
 
 def _ensure_tools() -> None:

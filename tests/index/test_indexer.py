@@ -27,12 +27,18 @@ PAGES = {
 
 
 class CountingEmbedder(HashEmbedder):
+    """The hash embedder, keeping every batch it was given."""
+
     def __init__(self, model_id: str = "hash-384", dim: int = 384) -> None:
         super().__init__(dim=dim, model_id=model_id)
-        self.embedded = 0
+        self.batches: list[list[str]] = []
+
+    @property
+    def embedded(self) -> int:
+        return sum(len(batch) for batch in self.batches)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
-        self.embedded += len(texts)
+        self.batches.append(list(texts))
         return super().embed_documents(texts)
 
 
@@ -227,23 +233,13 @@ def test_failed_build_leaves_the_live_generation_and_no_debris(
         assert not any(broken.generation in n for n in names)
 
 
-class BatchRecorder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: list[list[str]] = []
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:  # type: ignore[override]
-        self.batches.append(list(texts))
-        return super().embed_documents(texts)
-
-
 def test_chunks_are_embedded_longest_first_so_a_batch_is_padded_to_its_own_length(
     settings: Settings, make_site: SiteFactory, store: IndexStore
 ) -> None:
     """A batch is padded to its longest text: cut from the book's order, short passages paid for the
     code block beside them."""
     pages = {f"docs/p{i}.md": f"# Page {i}\n\n" + "word " * (5 + (i * 37) % 50) + "\n" for i in range(9)}
-    embedder = BatchRecorder()
+    embedder = CountingEmbedder()
     run_ingest(
         settings.model_copy(update={"embedding_batch_size": 2}),
         read_site_config(make_site(pages)),

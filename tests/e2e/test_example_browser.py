@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from apiserver import running_api
@@ -192,15 +193,31 @@ def test_a_quoted_code_block_keeps_its_copy_button(passage_site_url: str, page: 
     assert answer.locator("[data-bw=copy]").count() == answer.locator("pre").count()
 
 
+SCROLL_AT_REST = """() => new Promise(resolve => {
+    const before = window.scrollY;
+    setTimeout(() => resolve(before > 600 && window.scrollY === before), 150);
+})"""
+
+
 def test_the_launcher_does_not_cover_docusaurus_back_to_top_button_regression(
     site_url: str, page: Any
 ) -> None:
     """The launcher sat on Docusaurus' "back to top" button, bottom right, once the reader scrolled."""
     visit(page, f"{site_url}/docs/sensing/kalman-filter")
     page.mouse.wheel(0, 4000)
-    page.wait_for_timeout(100)
-    page.mouse.wheel(0, -300)  # the theme shows the button while the reader scrolls back up
-    page.wait_for_selector(".theme-back-to-top-button[class*=backToTopButtonShow]")
+    # Wait for the scroll down to come to rest: on a loaded machine a wheel sent straight after
+    # it merged with it, the page never scrolled up, and the theme never showed its button.
+    page.wait_for_function(SCROLL_AT_REST)
+    shown = ".theme-back-to-top-button[class*=backToTopButtonShow]"
+    for _ in range(4):
+        page.mouse.wheel(0, -200)  # the theme shows the button while the reader scrolls back up
+        try:
+            page.wait_for_selector(shown, timeout=5000)
+            break
+        except PlaywrightTimeoutError:
+            continue
+    else:
+        pytest.fail("Docusaurus never showed its back-to-top button while the reader scrolled up")
     button = page.locator(".theme-back-to-top-button").bounding_box()
     launcher = part(page, "launcher").bounding_box()
     assert button is not None and launcher is not None

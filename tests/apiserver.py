@@ -124,10 +124,17 @@ def wait_until_serving(
 
 @contextmanager
 def serving_process(
-    cmd: list[str], *, cwd: Path, env: dict[str, str], url: str, log: Path, path: str = "/api/ready"
+    cmd: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    url: str,
+    log: Path,
+    path: str = "/api/ready",
+    within_s: float = 120,
 ) -> Iterator[None]:
-    """Run a server subprocess, its output in ``log``, until it answers ``path``; stop it after. A
-    server that never comes up fails with its log's tail."""
+    """Run a server subprocess, its output in ``log``, until it answers ``path`` (within ``within_s``);
+    stop it after. A server that never comes up fails with its log's tail."""
     with log.open("w") as out:
         # A session of its own: `npm run serve` is a shell and npm above the server, which signals
         # to npm alone would leave running after the test.
@@ -136,7 +143,7 @@ def serving_process(
         )
         try:
             try:
-                wait_until_serving(url, proc, path=path, within_s=120)
+                wait_until_serving(url, proc, path=path, within_s=within_s)
             except AssertionError as error:
                 raise AssertionError(f"{error}\n{log.read_text()[-4000:]}") from None
             yield

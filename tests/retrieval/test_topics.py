@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookwise.retrieval.topics import defined_terms, named_words, stems, topic_phrases
+from bookwise.retrieval.topics import defined_terms, joined_forms, named_words, stems, topic_phrases
 
 
 @pytest.mark.parametrize(
@@ -108,3 +108,23 @@ def test_the_terms_a_question_asks_the_definition_of(question: str, terms: list[
 def test_stems_join_a_plural_to_its_singular_and_skip_stop_words() -> None:
     assert stems("the particle filters") == stems("particle filter")
     assert stems("sensors that measure") == stems("sensor measures")
+
+
+@pytest.mark.parametrize(
+    ("question", "word", "form"),
+    [
+        ("How do I keep the integral term from winding up?", "winding", "windup"),
+        ("How do I set up the site?", "set", "setup"),
+        ("What happens when setting up a new locale?", "setting", "setup"),
+        ("Where do I plug in my own component?", "plug", "plugin"),
+        ("How do I roll back a deploy?", "roll", "rollback"),
+        ("Can readers log in?", "log", "login"),
+    ],
+)
+def test_a_verb_and_its_particle_may_be_one_word_in_the_book(question: str, word: str, form: str) -> None:
+    assert form in joined_forms(question)[word]
+
+
+def test_only_a_word_before_a_particle_has_joined_forms() -> None:
+    assert joined_forms("How does the integral term grow over time?") == {"grow": ("growover",)}
+    assert joined_forms("What is a rigid transform?") == {}

@@ -48,7 +48,7 @@ from bookwise.retrieval.passage_rank import (
 from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
-from bookwise.retrieval.topics import named_words, probed_words, topic_text
+from bookwise.retrieval.topics import joined_forms, named_words, probed_words, topic_text
 from bookwise.settings import EmbeddingSettings, OpenRetrieverSettings, RetrieverSettings
 
 _T = TypeVar("_T")
@@ -86,6 +86,25 @@ def page_paths(page_url: str) -> list[str]:
         return []
     trimmed = path.rstrip("/") or "/"
     return sorted({trimmed, trimmed if trimmed == "/" else trimmed + "/"})
+
+
+def _absent_words(
+    probed: Sequence[str],
+    joined: Mapping[str, Sequence[str]],
+    terms: Mapping[str, Sequence[int]],
+    unmatched: frozenset[int],
+) -> list[str]:
+    """The ``probed`` words no chunk holds, nor any of their ``joined`` forms: "winding" is not absent
+    from a book that says "windup"."""
+
+    def found(word: str) -> bool:
+        return bool(terms[word]) and not unmatched.issuperset(terms[word])
+
+    return [
+        word
+        for word in probed
+        if terms[word] and not found(word) and not any(map(found, joined.get(word, ())))
+    ]
 
 
 def _break_ties(hits: HybridHits) -> list[Hit]:
@@ -315,9 +334,11 @@ class Retriever:
         self._maybe_refresh()
 
         dense, sparse = self._encode(query)
+        probed = probed_words(query) if probe_names else []
+        joined = joined_forms(query) if probe_names else {}
         names = {
             word: tuple(self._sparse.query(word).indices)
-            for word in (probed_words(query) if probe_names else ())
+            for word in dict.fromkeys([*probed, *(form for word in probed for form in joined.get(word, ()))])
         }
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -348,7 +369,7 @@ class Retriever:
         sections = self._assemble(query, chosen)
         sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
-        absent = [word for word, terms in names.items() if terms and hits.unmatched_terms.issuperset(terms)]
+        absent = _absent_words(probed, joined, names, hits.unmatched_terms)
         central = self._central_words(dense, absent)
         named = set(named_words(query))
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -367,10 +388,15 @@ class Retriever:
         ``asks_unknown``) that ``text`` does not contain: "derivative" for "What does the derivative
         term do?" and the Proportional paragraph."""
         held = set(self._sparse.document(text).indices)
+        joined = joined_forms(query)
+
+        def missing(word: str) -> bool:
+            return not set(self._sparse.query(word).indices) & held
+
         absent = [
             word
             for word in probed_words(query)
-            if (terms := set(self._sparse.query(word).indices)) and not terms & held
+            if self._sparse.query(word).indices and missing(word) and all(map(missing, joined.get(word, ())))
         ]
         if not absent:
             return ()

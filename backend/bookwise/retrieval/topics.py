@@ -68,6 +68,41 @@ def named_words(query: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# A verb and its particle are often one word in a book's prose: "winding up" is its "windup", "set up"
+# its "setup", "plug in" its "plugin", "roll back" its "rollback".
+_JOINING_PARTICLES = frozenset("up down out in on off back over".split())
+_INFLECTIONS = ("ing", "ed", "s")
+
+
+def _bases(word: str) -> list[str]:
+    """``word`` and the words it may be inflected from: "winding" → "wind", "setting" → "set",
+    "logged" → "log", "making" → "make"."""
+    found = [word]
+    for ending in _INFLECTIONS:
+        base = word.removesuffix(ending)
+        if base == word or len(base) < 2:
+            continue
+        found.append(base)
+        if len(base) >= 3 and base[-1] == base[-2]:  # "setting", "logged": the doubled consonant
+            found.append(base[:-1])
+        if ending != "s":
+            found.append(f"{base}e")
+    return list(dict.fromkeys(found))
+
+
+def joined_forms(query: str) -> dict[str, tuple[str, ...]]:
+    """For each word of ``query`` followed by a particle, the one-word forms a book may write the pair
+    as: "winding" in "… from winding up?" may be the book's "windup"."""
+    tokens = _TOKEN.findall(query)
+    forms: dict[str, tuple[str, ...]] = {}
+    for word, after in zip(tokens, tokens[1:], strict=False):
+        particle = after.lower()
+        if particle in _JOINING_PARTICLES and word.isalpha() and word.lower() not in STOP_WORDS:
+            joined = (f"{base}{particle}" for base in _bases(word.lower()))
+            forms[word] = tuple(dict.fromkeys([*forms.get(word, ()), *joined]))
+    return forms
+
+
 # A run of a question's words names one thing when two or three of them stand together with no stop
 # word, generic word, punctuation or hyphenated word between them: "model predictive controller",
 # "particle filter". Longer runs are clauses ("wheel overshot wildly once"), not names.

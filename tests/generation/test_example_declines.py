@@ -86,6 +86,17 @@ def test_a_verb_with_its_particle_that_the_book_writes_as_one_word_is_not_a_word
     assert "integral windup" in answer.flat
 
 
+def test_a_thing_a_title_names_in_another_word_order_is_not_named_only_in_passing_regression(
+    book: Answerer,
+) -> None:
+    """ "What should I do in the tuning lab first?" was declined: "tuning lab" stands in one sentence of
+    the book, so it was taken for a thing named only in passing, though the page's title, "Lab: Tuning
+    a PID Loop", names it."""
+    answer = ask(book, "What should I do in the tuning lab first?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].url.startswith("/docs/control/lab-tuning")
+
+
 def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(book: Answerer) -> None:
     """ "how do I fix it?" after the windup passage: the cure is that passage's last sentence, which
     was left out as already shown, and the rest did not answer."""

@@ -108,9 +108,10 @@ class BookPhrases:
         return any((a, b) in self.pairs or left + right in self.vocabulary for a, b, left, right in together)
 
     def mentions(self, phrase: Sequence[str]) -> tuple[int, bool]:
-        """In how many sentences the whole ``phrase`` occurs, and whether a title or heading names it."""
+        """In how many sentences the whole ``phrase`` occurs, and whether a title or heading names it,
+        its words in any order: "Lab: Tuning a PID Loop" names the tuning lab."""
         ids = stems(" ".join(w.lower() for w in phrase))
-        labelled = any(_contains(label, ids) for label in self.labels)
+        labelled = any(set(ids) <= set(label) for label in self.labels)
         return sum(_contains(s, ids) for s in self.sentences), labelled
 
 

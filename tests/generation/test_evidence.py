@@ -191,3 +191,8 @@ def test_defining_sentences_are_told_from_sentences_that_use_the_term() -> None:
     assert defines("Odometry applies the forward kinematics.", "The wheel odometry model", True, "odometry")
     assert not defines("Odometry never gets better on its own.", "Why odometry drifts", True, "odometry")
     assert not defines("Odometry drifts, so a robot must look around.", "Module 2", True, "odometry")
+
+
+def test_a_camel_case_name_is_defined_by_prose_that_spells_it_apart() -> None:
+    assert defines("The base URL is the path segment after the url.", "Routing", False, "baseUrl")
+    assert not defines("Set `baseUrl` to '/metro/'.", "Routing", False, "baseUrl")

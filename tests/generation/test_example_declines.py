@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from bookwise.generation.answer import Answerer, checked
+from bookwise.generation.coverage import unnamed_topics
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
@@ -97,6 +98,24 @@ def test_a_thing_a_title_names_in_another_word_order_is_not_named_only_in_passin
     assert answer.sources[0].url.startswith("/docs/control/lab-tuning")
 
 
+def test_a_name_followed_by_what_kind_of_thing_it_is_is_not_a_thing_the_book_never_names_regression(
+    example_retriever: Retriever,
+) -> None:
+    """ "How do I call the simulate function?" was declined as asking about a "simulate function", which
+    the book never names (and "What does the --trace option do?", with the site-adapted embedder, as
+    asking about a "trace option"): "function" and "option" only say what kind of thing is named. A
+    particle filter is still a thing the book names only in passing."""
+    question = "How do I call the simulate function?"
+    found = example_retriever.search(question, top_k=5)
+    best = "Add `--trace` to print the wheel speed every 0.02 s."
+    assert unnamed_topics(example_retriever, question, best, found.sections, found.unknown_names) == (
+        [],
+        False,
+    )
+    particle = unnamed_topics(example_retriever, "How does a particle filter work?", best, [])
+    assert particle == ([], True)
+
+
 def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(book: Answerer) -> None:
     """ "how do I fix it?" after the windup passage: the cure is that passage's last sentence, which
     was left out as already shown, and the rest did not answer."""
@@ -132,6 +151,24 @@ def test_a_selection_that_holds_the_answer_is_still_quoted(book: Answerer) -> No
     )
     assert answer.kind == "extractive", answer.text
     assert "steady-state error" in answer.flat
+
+
+def test_a_what_is_question_bound_to_a_section_does_not_quote_the_books_defining_section_regression(
+    book: Answerer,
+) -> None:
+    """With the Proportional paragraph selected and the question widened to its section, "What is the
+    derivative term?" was answered from the Derivative section: the section that defines a "what is"
+    question's term was added from the whole book, whatever the scope."""
+    answer = ask(
+        book,
+        "What is the derivative term?",
+        mode="selected_text",
+        selected_text=PROPORTIONAL,
+        page=Page(url=PID_PAGE, heading_id="proportional"),
+        scope="section",
+    )
+    assert answer.kind == "not_covered", answer.text
+    assert all("#derivative" not in source.url for source in answer.sources)
 
 
 def test_widening_to_the_section_says_the_book_does_not_cover_it_regression(book: Answerer) -> None:

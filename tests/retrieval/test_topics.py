@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bookwise.retrieval.topics import defined_terms, joined_forms, named_words, stems, topic_phrases
+from bookwise.retrieval.topics import (
+    defined_terms,
+    joined_forms,
+    named_words,
+    spelled_apart,
+    stems,
+    topic_phrases,
+    without_role,
+)
 
 
 @pytest.mark.parametrize(
@@ -128,3 +136,27 @@ def test_a_verb_and_its_particle_may_be_one_word_in_the_book(question: str, word
 def test_only_a_word_before_a_particle_has_joined_forms() -> None:
     assert joined_forms("How does the integral term grow over time?") == {"grow": ("growover",)}
     assert joined_forms("What is a rigid transform?") == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("What does the baseUrl setting do?", ["baseUrl"]),
+        ("What does the derivative term do?", ["derivative"]),
+        ("What does useBaseUrl do?", ["useBaseUrl"]),
+    ],
+)
+def test_what_a_thing_does_asks_what_its_name_is_for(question: str, terms: list[str]) -> None:
+    assert defined_terms(question) == terms
+
+
+def test_a_phrase_without_the_word_that_says_what_kind_of_thing_it_names() -> None:
+    assert without_role(("swizzle", "command")) == ("swizzle",)
+    assert without_role(("trace", "options")) == ("trace",)
+    assert without_role(("particle", "filter")) == ("particle", "filter")
+
+
+def test_a_camel_case_name_spelled_apart_as_prose_spells_it() -> None:
+    assert spelled_apart("baseUrl") == "base Url"
+    assert spelled_apart("onBrokenLinks") == "on Broken Links"
+    assert spelled_apart("odometry") == "odometry"

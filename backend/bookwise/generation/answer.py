@@ -250,10 +250,12 @@ class Answerer:
             # The selection answers only when it holds what the question asks about.
             found = replace(found, missing=await self.retriever.amissing_key_words(question, selection))
         if self.llm is None and scope != "selection" and found.sources:
-            found = await self._with_passages(found, query, request.history)
+            found = await self._with_passages(found, query, request.history, scope)
         return found
 
-    async def _with_passages(self, found: _Retrieved, query: str, history: Sequence[Turn]) -> _Retrieved:
+    async def _with_passages(
+        self, found: _Retrieved, query: str, history: Sequence[Turn], scope: Scope
+    ) -> _Retrieved:
         """``found`` with the passages to quote: they renumber the sources and may judge the book silent."""
         passages = await passage_plan(
             self.retriever,
@@ -263,6 +265,7 @@ class Answerer:
             retrieval_sufficient=found.sufficient,
             unknown_names=found.unknown_names,
             asks_unknown=found.asks_unknown,
+            defining_sections=scope == "book",
         )
         return replace(
             found,

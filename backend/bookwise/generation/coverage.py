@@ -26,6 +26,7 @@ from bookwise.retrieval.topics import (
     stems,
     topic_phrases,
     topic_words,
+    without_role,
 )
 
 # A phrase of the question (``topic_phrases``) is what it asks about when the phrase alone embeds this
@@ -172,7 +173,11 @@ def unnamed_topics(
     if not phrases:
         return [], False
     book = book_phrases(retriever)
-    phrases = [p for p in dict.fromkeys(book.noun_phrase(p) for p in phrases) if len(p) >= PHRASE_WORDS[0]]
+    phrases = [
+        p
+        for p in dict.fromkeys(without_role(book.noun_phrase(p)) for p in phrases)
+        if len(p) >= PHRASE_WORDS[0]
+    ]
     # Each word of the phrase occurs in the book: a word it never contains is retrieval's to judge
     # (``asks_unknown``); measured, "gutter numbers shown" declined a question the gutter page answers.
     alone = topic_words(query)
@@ -239,9 +244,13 @@ async def passage_plan(
     retrieval_sufficient: bool,
     unknown_names: Sequence[str] = (),
     asks_unknown: bool = False,
+    defining_sections: bool = True,
 ) -> PassagePlan:
-    """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false)."""
-    sources = [*sources, *await _defining_sections(retriever, query, sources)]
+    """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false).
+    ``defining_sections``: a "what is" question may also quote the section of the book that defines
+    its term; not when the answer is bound to one section (a selection widened to its section)."""
+    if defining_sections:
+        sources = [*sources, *await _defining_sections(retriever, query, sources)]
     ranked = without_solutions(await retriever.arank_passages(query, sources), sources)
     plan = plan_passages(
         ranked,

@@ -42,7 +42,7 @@ from bookwise.generation.study import is_exercise_section
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.snippets import flat
-from bookwise.retrieval.topics import defined_terms, stems
+from bookwise.retrieval.topics import defined_terms, spelled_apart, stems
 
 FAR_BELOW = 0.3  # a source whose best passage scores this far under the best one is not listed
 # Passage evidence: the best passage's cosine plus half its term coverage. Chosen on eval/ (redux-extra,
@@ -114,17 +114,19 @@ def _within(run: Sequence[int], sequence: Sequence[int]) -> bool:
 
 def defines(text: str, heading: str, first_of_section: bool, term: str) -> bool:
     """Whether ``text`` defines ``term``: "X is …" (or "X, the …, is …"), X in bold or italics, or
-    the opening passage of a section whose heading names X ("The wheel odometry model")."""
+    the opening passage of a section whose heading names X ("The wheel odometry model"). A camelCase
+    X may be spelled apart in the prose: "The base URL of your site is …" defines ``baseUrl``."""
     run = stems(term)
     if not run:
         return False
-    if any(stems(a or b) == run for a, b in EMPHASIS.findall(text)):
+    runs = {run, stems(spelled_apart(term))}
+    if any(stems(a or b) in runs for a, b in EMPHASIS.findall(text)):
         return True
     for sentence in _SENTENCE.split(text):
         lead = _ARTICLE.sub("", sentence.strip(" >*_#-`"))
         words = re.findall(r"[\w-]+|,", lead.lower())
         for end in range(1, min(len(words), 6)):
-            if stems(" ".join(words[:end])) != run:
+            if stems(" ".join(words[:end])) not in runs:
                 continue
             after = words[end] if end < len(words) else ""
             if after in _IS or after == ",":

@@ -239,11 +239,13 @@ def stems(text: str) -> tuple[int, ...]:
     )
 
 
-# "What is odometry?", "What's a rigid transform?", "What does Ku mean?", "Define bias.": the question
-# asks what something is; "the difference between bias and noise" asks it of two things.
+# "What is odometry?", "What's a rigid transform?", "What does Ku mean?", "Define bias.", "What does the
+# baseUrl setting do?": the question asks what something is (or is for); "the difference between bias
+# and noise" asks it of two things.
 _DEFINITION = re.compile(
     r"^(?:what|who)(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<is>[^?]+?)\s*\??$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<mean>[^?]+?)\s+mean\s*\??$"
+    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<do>[^?]+?)\s+do\s*\??$"
     r"|^define\s+(?:an?\s+|the\s+)?(?P<define>[^?.]+?)\s*[.?]?$",
     re.IGNORECASE,
 )
@@ -252,6 +254,31 @@ _DIFFERENCE = re.compile(
     r"(?:an?\s+|the\s+)?(?P<b>[\w`-]+)",
     re.IGNORECASE,
 )
+# What a thing is called after its name ("the baseUrl setting", "the derivative term", "the swizzle
+# command"): the section that defines it is headed by the name alone, and the book names the thing
+# wherever it names the name.
+ROLE_NOUNS = frozenset(
+    "setting option field flag prop property parameter argument function hook method command component "
+    "term step".split()
+)
+_ROLE = re.compile(rf"\s+(?:{'|'.join(sorted(ROLE_NOUNS))})s?$", re.IGNORECASE)
+
+
+def without_role(phrase: tuple[str, ...]) -> tuple[str, ...]:
+    """``phrase`` without a last word that only says what kind of thing it names: ("swizzle", "command")
+    is ("swizzle",)."""
+    last = phrase[-1].lower() if phrase else ""
+    return phrase[:-1] if last in ROLE_NOUNS or last.removesuffix("s") in ROLE_NOUNS else phrase
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def spelled_apart(term: str) -> str:
+    """A camelCase name as prose spells it: "baseUrl" is "base Url" ("The base URL of your site is …")."""
+    return _CAMEL.sub(" ", term)
+
+
 DEFINED_MAX_WORDS = 4  # "What is a step-by-step way to pick the gains…" asks for a method, not a definition
 
 
@@ -265,5 +292,5 @@ def defined_terms(question: str) -> list[str]:
         found = [next(g for g in asked.groups() if g)]
     else:
         return []
-    terms = [t.strip("` ") for t in found]
+    terms = [_ROLE.sub("", t).strip("` ") for t in found]
     return [t for t in terms if t and len(t.split()) <= DEFINED_MAX_WORDS and stems(t)]

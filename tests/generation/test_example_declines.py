@@ -126,6 +126,19 @@ def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(b
     assert any(source.heading == "Windup, noise and saturation" for source in answer.sources)
 
 
+def test_a_follow_up_about_the_symbol_just_asked_about_is_answered_from_its_passage_regression(
+    book: Answerer,
+) -> None:
+    """ "what if it's too small?" after "How does pure pursuit work?" and "how do I choose L?" was
+    declined, the closest section listed first the one on choosing the lookahead `L`."""
+    history: tuple[Turn, ...] = ()
+    for question in ("How does pure pursuit work?", "how do I choose L?"):
+        history += (Turn("user", question), Turn("assistant", ask(book, question, history=history).text))
+    answer = ask(book, "what if it's too small?", history=history)
+    assert answer.kind == "extractive", answer.text
+    assert "A short `L`" in answer.text
+
+
 def test_a_selection_quotes_sentences_that_do_not_answer_regression(book: Answerer) -> None:
     """With the Proportional paragraph selected, "What does the derivative term do?" was answered with
     "The P term pushes…" (it shares "term"): the selection never names the derivative."""

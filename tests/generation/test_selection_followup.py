@@ -114,3 +114,19 @@ def test_the_topic_comes_from_the_latest_question_that_had_one() -> None:
         Turn("assistant", "Because [1]."),
     )
     assert fallback_query("and then?", history) == "and then? tune PID gains"
+
+
+def test_a_follow_up_borrows_the_one_letter_symbol_the_previous_question_asked_about_regression() -> None:
+    """ "what if it's too small?" after "how do I choose L?" was searched as "… choose": the lookahead
+    `L` was dropped as a one-letter word, and the passage on a short `L` that was just quoted scored too
+    low to answer it."""
+    history = (
+        Turn("user", "How does pure pursuit work?"),
+        Turn("assistant", "It steers toward a point ahead [1]."),
+        Turn("user", "how do I choose L?"),
+        Turn("assistant", "A short `L` tracks the path tightly [1]."),
+    )
+    assert fallback_query("what if it's too small?", history) == "what if it's too small? choose L"
+    assert fallback_query("what if L is too small?", history) == "what if L is too small? choose"
+    tried = (Turn("user", "How do I fix it? I tried"), Turn("assistant", "x"))
+    assert fallback_query("and then?", tried) == "and then? tried"  # "I" is a word, not a symbol

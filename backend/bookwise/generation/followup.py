@@ -28,6 +28,8 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
+# A capital letter alone names a quantity ("L", "R", "K"); "I" and "A" are words.
+_SYMBOL = re.compile(r"[B-HJ-Z]")
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
 
 
@@ -51,17 +53,22 @@ def refers_back(question: str, history: Sequence[Turn]) -> bool:
 
 
 def previous_topic(history: Sequence[Turn]) -> list[str]:
-    """The topic words of the reader's latest question that had a topic, in the order asked."""
+    """The topic words of the reader's latest question that had a topic, in the order asked, with its
+    one-letter symbols: "what if it's too small?" after "how do I choose L?" is about `L`."""
     for turn in reversed(history):
         if turn.role == "user" and names_a_topic(turn.content):
             tokens = (t.strip(".'-") for t in _TOKEN.findall(turn.content))
-            return list(dict.fromkeys(t for t in tokens if t and names_a_topic(t)))
+            return list(dict.fromkeys(t for t in tokens if t and (names_a_topic(t) or _SYMBOL.fullmatch(t))))
     return []
 
 
 def fallback_query(question: str, history: Sequence[Turn]) -> str:
-    own = topic_words(question)
-    borrowed = [word for word in previous_topic(history) if not topic_words(word) <= own]
+    own, asked = topic_words(question), set(_TOKEN.findall(question))
+    borrowed = [
+        word
+        for word in previous_topic(history)
+        if (_SYMBOL.fullmatch(word) and word not in asked) or not topic_words(word) <= own
+    ]
     return " ".join([*question.split(), *borrowed])
 
 

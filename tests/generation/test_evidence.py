@@ -196,3 +196,31 @@ def test_defining_sentences_are_told_from_sentences_that_use_the_term() -> None:
 def test_a_camel_case_name_is_defined_by_prose_that_spells_it_apart() -> None:
     assert defines("The base URL is the path segment after the url.", "Routing", False, "baseUrl")
     assert not defines("Set `baseUrl` to '/metro/'.", "Routing", False, "baseUrl")
+
+
+def test_what_is_x_opens_with_the_passage_that_says_what_x_is_before_one_under_a_heading_holding_x(
+    section: SectionFactory,
+) -> None:
+    """ "What is a reducer?" on redux opened with "… a _higher-order reducer_ is …", the first passage
+    of "Customizing Behavior with Higher-Order Reducers" (a heading that holds the term), over the
+    passage that says what a reducer is."""
+    sources = [
+        section("Customizing Behavior with Higher-Order Reducers", "x", 1),
+        section("Splitting Up Reducer Logic", "y", 2),
+    ]
+    headed = scored(0, "As defined elsewhere, a higher-order reducer takes a reducer and returns one.", 1.0)
+    defining = ScoredPassage(
+        Passage(
+            1, "- **reducer**: any function with the signature `(state, action) -> newState`", ("list",), 1
+        ),
+        0.9,
+        dense=0.6,
+        coverage=0.8,
+    )
+    plan = plan_passages(
+        [headed, defining], sources, (), retrieval_sufficient=True, question="What is a reducer?"
+    )
+    assert plan.quoted[0].text.startswith("- **reducer**")
+    # Without a passage that says it, the heading's opening passage still leads.
+    plan = plan_passages([headed], sources, (), retrieval_sufficient=True, question="What is a reducer?")
+    assert plan.quoted[0].text.startswith("As defined")

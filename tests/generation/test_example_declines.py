@@ -11,11 +11,12 @@ import anyio
 import pytest
 
 from bookwise.generation.answer import Answerer, checked
-from bookwise.generation.coverage import unnamed_topics
+from bookwise.generation.coverage import book_phrases, unnamed_topics
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.topics import stems
 from bookwise.settings import Settings
 
 WALL = "My wheel overshoots wildly after the robot was stuck against a wall. Why?"
@@ -296,3 +297,10 @@ def test_mcp_search_reports_covered_for_a_near_topic_question_regression(
     for question in ("How do I tune a model predictive controller?", "How does a particle filter work?"):
         found = mcp_search(question)
         assert found["covered"] is False, question
+
+
+def test_the_book_knows_which_sections_each_heading_names(example_retriever: Retriever) -> None:
+    """Where a "what is" question's term is defined: the sections headed by it, found without a search."""
+    headed = book_phrases(example_retriever).headed
+    assert ("/docs/control/pid-control", "integral") in headed[stems("integral")]
+    assert ("/docs/control/pid-control", "") in headed[stems("pid control")]  # a page's title: its opening

@@ -9,7 +9,7 @@ import re
 import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -48,6 +48,7 @@ PHRASE_PASSAGE_COSINE = 0.35
 # words find it.
 WORDS_BESIDE_PHRASE = 1
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
+HEADED_SEARCH = 8  # sections headed by the term, looked up besides
 DEFINING_CACHE = 1024  # terms whose defining sections are kept, per retriever
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
 _WORD = re.compile(r"[a-z0-9_]+")
@@ -66,6 +67,9 @@ class BookPhrases:
     pages: Mapping[str, frozenset[int]]  # each page's title and description, by its doc_path
     known: frozenset[int]  # every stem of the book's text
     nominal: frozenset[str] = frozenset()  # the words that follow a determiner somewhere in the book
+    # The sections headed by each run of stems ("Reducers", "Glossary › Reducer"), as (page URL,
+    # anchor), a page's title standing for its opening: where a "what is" question's term is defined.
+    headed: Mapping[tuple[int, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -137,7 +141,16 @@ def book_phrases(retriever: Retriever) -> BookPhrases:
     # A term the book introduces in bold or italics ("This is a **rigid transform**: …") is named.
     labels += [a or b for c in chunks for a, b in EMPHASIS.findall(c.text)]
     pages = {c.doc_path: f"{c.title} {c.description}" for c in chunks}
-    built = BookPhrases.of([f"{c.heading_text}\n{c.text}" for c in chunks], labels, pages)
+    headed: dict[tuple[int, ...], list[tuple[str, str]]] = {}
+    for c in chunks:
+        place = (c.page_url, c.anchor)
+        heading = c.heading_text if c.anchor else c.title
+        if (key := stems(heading.lower())) and place not in headed.setdefault(key, []):
+            headed[key].append(place)
+    built = replace(
+        BookPhrases.of([f"{c.heading_text}\n{c.text}" for c in chunks], labels, pages),
+        headed={key: tuple(places) for key, places in headed.items()},
+    )
     with _books_lock:
         _books[retriever] = (version, built)
     return built
@@ -306,7 +319,8 @@ _Sections = tuple[SectionResult, ...]
 
 class DefiningSections:
     """The sections a term's own search finds that define it (``DEFINING_SEARCH`` searched), in the
-    search's order, kept per retriever by index generation, model and term: the same "what is"
+    search's order, then those headed by the term that define it (``HEADED_SEARCH`` looked up, one
+    search within each), kept per retriever by index generation, model and term: the same "what is"
     question, or another about the same term, is not searched again (a search, and a query embedding
     the first time). At most ``capacity`` terms, the least recently asked forgotten."""
 
@@ -321,14 +335,20 @@ class DefiningSections:
         """Blocking (a search when the term is new): run it in a worker thread."""
         with self._lock:
             known = self._known.setdefault(retriever, Lru(self.capacity))
-        found = known.get((retriever.generation(), retriever.embedder.model_id, term))
-        if found is not None:
-            return found
+        kept = known.get((retriever.generation(), retriever.embedder.model_id, term))
+        if kept is not None:
+            return kept
         result = retriever.search(term, top_k=DEFINING_SEARCH)
-        found = tuple(s for s in result.sections if _defines_term(s, term))
+        found = [s for s in result.sections if _defines_term(s, term)]
+        # A common term's search finds the sections that use it most ("Using a 'Reducer Manager'"),
+        # not the one headed by it that defines it ("Reducers": "A **reducer** is a function …").
+        for page_url, anchor in book_phrases(retriever).headed.get(stems(term.lower()), ())[:HEADED_SEARCH]:
+            section = retriever.locate(page_url, heading_id=anchor or None, text=term)
+            if section is not None and section not in found and _defines_term(section, term):
+                found.append(section)
         # The search may have followed a re-ingest: its sections are that generation's.
-        known.put((result.index_version, retriever.embedder.model_id, term), found)
-        return found
+        known.put((result.index_version, retriever.embedder.model_id, term), tuple(found))
+        return tuple(found)
 
 
 _definers = DefiningSections(DEFINING_CACHE)

@@ -112,7 +112,7 @@ def _within(run: Sequence[int], sequence: Sequence[int]) -> bool:
     return any(tuple(sequence[i : i + n]) == tuple(run) for i in range(len(sequence) - n + 1))
 
 
-def defines(text: str, heading: str, first_of_section: bool, term: str) -> bool:
+def defines(text: str, heading: str, first_of_section: bool, term: str, *, strict: bool = False) -> bool:
     """Whether ``text`` defines ``term``: "X is …" (or "X, the …, is …"), X in bold or italics, or
     the opening passage of a section whose heading names X ("The wheel odometry model"). A camelCase
     X may be spelled apart in the prose: "The base URL of your site is …" defines ``baseUrl``."""
@@ -131,6 +131,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str) -> bool:
             after = words[end] if end < len(words) else ""
             if after in _IS or after == ",":
                 return True
+    if strict:  # the text's own words only, not its heading
+        return False
     named = stems(heading)
     asked = heading.split()[:1] and heading.split()[0].lower() in _QUESTION_HEADING
     return first_of_section and not asked and _within(run, named) and _within(run, stems(text))
@@ -147,13 +149,15 @@ def _definition_first(
     for p in fresh:
         key = p.passage.section
         firsts[key] = min(firsts.get(key, p.passage.position), p.passage.position)
-    for p in fresh:
-        if p.score < fresh[0].score - DEFINITION_MARGIN:
-            break
-        heading = sources[p.passage.section].heading_text
-        first = p.passage.position == firsts[p.passage.section]
-        if any(defines(p.passage.text, heading, first, term) for term in terms):
-            return [p, *(q for q in fresh if q is not p)]
+    near = [p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN]
+    # A passage that says what the term is ("A **reducer** is a function …") before the opening of a
+    # section whose heading merely holds it ("Customizing Behavior with Higher-Order Reducers").
+    for strict in (True, False):
+        for p in near:
+            heading = sources[p.passage.section].heading_text
+            first = p.passage.position == firsts[p.passage.section]
+            if any(defines(p.passage.text, heading, first, term, strict=strict) for term in terms):
+                return [p, *(q for q in fresh if q is not p)]
     return fresh
 
 

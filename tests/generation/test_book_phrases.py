@@ -42,3 +42,14 @@ def test_a_question_that_asks_about_more_than_a_phrase_was_declined_for_the_phra
     assert not asks_about(question, ("sponsor", "banner"))
     question = "Can my diagrams use another colour scheme when the site is dark?"
     assert not asks_about(question, ("colour", "scheme"))
+
+
+def test_a_readers_typo_is_told_from_a_word_the_book_never_uses() -> None:
+    assert BOOK.spelled_as("shceduler") == "scheduler"  # two letters swapped
+    assert BOOK.spelled_as("schedler") == "scheduler"  # one too few
+    assert BOOK.spelled_as("dispatchedd") == "dispatched"  # one too many
+    assert BOOK.spelled_as("schedulor") == "scheduler"  # one wrong, in a long word
+    assert BOOK.spelled_as("Schedler") is None  # capitalised: a name, not a typo
+    assert BOOK.spelled_as("tenk") is None  # too short to tell ("poem", "gzip")
+    assert BOOK.spelled_as("xcheduler") is None  # the first letter is never the typo
+    assert BOOK.spelled_as("deploy") is None

@@ -38,7 +38,7 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
-from bookwise.generation.coverage import covers
+from bookwise.generation.coverage import covers, respelled
 from bookwise.ingest.book import Book, BookPage, BookSection, by_section, relink_outside_code
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
@@ -330,6 +330,8 @@ class BookTools:
             validation.search(body.query, body.top_k, body.filters, self._limits)
             retriever = await self._retriever()
             result = await retriever.asearch(query, top_k=body.top_k, filters=wanted)
+            if (spelled := await respelled(retriever, query, result.asked_unknown)) != query:
+                result = await retriever.asearch(spelled, top_k=body.top_k, filters=wanted)  # as the chat
             # The chat's own decision (retrieval's verdict, the passage evidence, what the book never
             # mentions): an agent told "covered" must not meet a decline for the same question.
             covered = await covers(retriever, result)

@@ -29,7 +29,7 @@ from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.completion import Completion
-from bookwise.generation.coverage import book_phrases_ready, passage_plan
+from bookwise.generation.coverage import book_phrases_ready, passage_plan, respelled
 from bookwise.generation.events import (
     AnswerEvent,
     Done,
@@ -141,7 +141,7 @@ class _Retrieved:
     located: SectionResult | None = None  # the selection's section, when the reader's page gave one
     evidence: float | None = None  # the search's sufficiency score (book scope)
     unknown_names: tuple[str, ...] = ()  # names in the question that the book never mentions
-    asks_unknown: bool = False  # the question asks about one of them
+    asked_unknown: tuple[str, ...] = ()  # those the question asks about
     passages: PassagePlan | None = None  # answers without a model: the passages to quote
     missing: tuple[str, ...] = ()  # words the question asks about that the selection lacks
 
@@ -231,12 +231,14 @@ class Answerer:
         answer without a model, also the words the selection lacks, or the book's passages to quote."""
         if scope == "book":
             result = await self._search(request, query)
+            if (spelled := await respelled(self.retriever, query, result.asked_unknown)) != query:
+                query, result = spelled, await self._search(request, spelled)  # the reader's typo
             found = _Retrieved(
                 result.sections,
                 result.sufficient_context,
                 evidence=result.sufficiency.score,
                 unknown_names=result.unknown_names,
-                asks_unknown=result.asks_unknown,
+                asked_unknown=result.asked_unknown,
             )
         else:
             located = None
@@ -264,7 +266,7 @@ class Answerer:
             history,
             retrieval_sufficient=found.sufficient,
             unknown_names=found.unknown_names,
-            asks_unknown=found.asks_unknown,
+            asked_unknown=found.asked_unknown,
             defining_sections=scope == "book",
         )
         return replace(

@@ -47,6 +47,9 @@ PHRASE_PASSAGE_COSINE = 0.35
 # judge: measured, readers paraphrase what the book names otherwise ("admonition"), and their other
 # words find it.
 WORDS_BESIDE_PHRASE = 1
+# "odometery" is the example book's "odometry": a reader's typo is not something the book never mentions.
+MISSPELLING_MIN_LETTERS = 5  # "poem", "gzip", "SLAM" are never taken for misspellings
+MISSPELLING_SUBSTITUTE_FROM = 7  # "retry" is not "retro"
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
 HEADED_SEARCH = 8  # sections headed by the term, looked up besides
 DEFINING_CACHE = 1024  # terms whose defining sections are kept, per retriever
@@ -84,6 +87,22 @@ class BookPhrases:
         known = frozenset(i for sentence in sentences for i in sentence)
         nominal = frozenset(m.group(1) for sentence in unique for m in _AFTER_DETERMINER.finditer(sentence))
         return cls(pairs, frozenset(vocabulary), sentences, named, about, known, nominal)
+
+    def spelled_as(self, word: str) -> str | None:
+        """The book's word that ``word`` misspells, if one does: a letter too many or too few, two
+        neighbours swapped, or (in a word of ``MISSPELLING_SUBSTITUTE_FROM`` letters or more) one
+        letter wrong; never the first letter. Only plain lower-case words of ``MISSPELLING_MIN_LETTERS``
+        letters or more: a name ("Preact") is not a misspelling of a word ("react")."""
+        w = word
+        if w != w.lower() or not w.isalpha() or len(w) < MISSPELLING_MIN_LETTERS:
+            return None
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        forms = [w[:i] + w[i + 1 :] for i in range(1, len(w))]  # one letter too many
+        forms += [w[:i] + w[i + 1] + w[i] + w[i + 2 :] for i in range(1, len(w) - 1)]  # swapped
+        forms += [w[:i] + c + w[i:] for i in range(1, len(w) + 1) for c in letters]  # one too few
+        if len(w) >= MISSPELLING_SUBSTITUTE_FROM:
+            forms += [w[:i] + c + w[i + 1 :] for i in range(1, len(w)) for c in letters if c != w[i]]
+        return next((form for form in forms if form in self.vocabulary), None)
 
     def verb_only(self, word: str) -> bool:
         """Whether the book uses ``word`` only as a verb: inflected with -ed or -ing ("produced",
@@ -256,7 +275,7 @@ async def passage_plan(
     *,
     retrieval_sufficient: bool,
     unknown_names: Sequence[str] = (),
-    asks_unknown: bool = False,
+    asked_unknown: Sequence[str] = (),
     defining_sections: bool = True,
 ) -> PassagePlan:
     """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false).
@@ -271,7 +290,7 @@ async def passage_plan(
         history,
         retrieval_sufficient=retrieval_sufficient,
         names_unknown=bool(unknown_names),
-        asks_unknown=asks_unknown,
+        asks_unknown=bool(asked_unknown),
         question=query,
     )
     if not plan.sufficient or plan.best is None:
@@ -289,6 +308,19 @@ async def passage_plan(
     reported = {name.lower() for name in unknown_names}
     named = tuple(u for u in unnamed if reported.isdisjoint(u.lower().split()))
     return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=named)
+
+
+async def respelled(retriever: Retriever, query: str, asked_unknown: Sequence[str]) -> str:
+    """``query`` with the words it asks about that the book never contains but misspells
+    (``BookPhrases.spelled_as``) spelled as the book does: "how does odomtry work" is searched as
+    "how does odometry work", not declined as a question about something the book never mentions."""
+    if not asked_unknown:
+        return query
+    book = await retriever.arun(functools.partial(book_phrases, retriever))
+    for word in asked_unknown:
+        if (right := book.spelled_as(word)) is not None:
+            query = re.sub(rf"\b{re.escape(word)}\b", right, query)
+    return query
 
 
 async def _defining_sections(
@@ -364,6 +396,6 @@ async def covers(retriever: Retriever, result: RetrievalResult) -> bool:
         result.sections,
         retrieval_sufficient=result.sufficient_context,
         unknown_names=result.unknown_names,
-        asks_unknown=result.asks_unknown,
+        asked_unknown=result.asked_unknown,
     )
     return plan.sufficient

@@ -181,9 +181,13 @@ class RetrievalResult:
     # What the query names that no chunk of the book (within the filters) contains: its names ("Firebase",
     # "WebP") and the words it asks about ("poem" in "write me a poem about robots").
     unknown_names: tuple[str, ...] = ()
-    # Whether one of those words is what the query asks about (its embedding is close to the query's):
-    # then no passage of the book can answer it.
-    asks_unknown: bool = False
+    # Those of the query's words no chunk contains that are what it asks about (each embeds close to the
+    # query): then no passage of the book can answer it, unless the word is a misspelling.
+    asked_unknown: tuple[str, ...] = ()
+
+    @property
+    def asks_unknown(self) -> bool:
+        return bool(self.asked_unknown)
 
     @property
     def sufficient_context(self) -> bool:

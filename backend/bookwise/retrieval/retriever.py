@@ -380,7 +380,7 @@ class Retriever:
             index_version=self.index_version,
             timings_ms=timings,
             unknown_names=tuple(word for word in absent if word in named or word in central),
-            asks_unknown=bool(central),
+            asked_unknown=tuple(word for word in absent if word in central),
         )
 
     def missing_key_words(self, query: str, text: str) -> tuple[str, ...]:

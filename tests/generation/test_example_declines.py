@@ -129,6 +129,19 @@ def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     assert "odometry" in answer.text.lower()
 
 
+@pytest.mark.parametrize("question", ["thanks!", "why?"])
+def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
+    book: Answerer, question: str
+) -> None:
+    """ "thanks!" on docusaurus-docs quoted "We recommend running the migration CLI, and complete the
+    missing parts thanks to the manual migration process": a search for a message that names no topic
+    finds whatever holds its words."""
+    answer = ask(book, question)
+    assert answer.kind == "not_covered", answer.text
+    assert not answer.sources and ">" not in answer.text
+    assert "Ask about something it explains" in answer.text
+
+
 def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(book: Answerer) -> None:
     """ "how do I fix it?" after the windup passage: the cure is that passage's last sentence, which
     was left out as already shown, and the rest did not answer."""

@@ -330,7 +330,7 @@ class BookTools:
             validation.search(body.query, body.top_k, body.filters, self._limits)
             retriever = await self._retriever()
             result = await retriever.asearch(query, top_k=body.top_k, filters=wanted)
-            if (spelled := await respelled(retriever, query, result.asked_unknown)) != query:
+            if (spelled := await respelled(retriever, query, result)) != query:
                 result = await retriever.asearch(spelled, top_k=body.top_k, filters=wanted)  # as the chat
             # The chat's own decision (retrieval's verdict, the passage evidence, what the book never
             # mentions): an agent told "covered" must not meet a decline for the same question.

@@ -44,7 +44,13 @@ from bookwise.generation.events import (
     valid_text,
 )
 from bookwise.generation.evidence import PassagePlan
-from bookwise.generation.extractive import is_generic_ask, not_covered_text, passage_answer, selection_answer
+from bookwise.generation.extractive import (
+    NOTHING_FOUND,
+    is_generic_ask,
+    not_covered_text,
+    passage_answer,
+    selection_answer,
+)
 from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
 from bookwise.generation.models import AnswerKind, ChatRequest, Plan, Prepared, Scope, Written
 from bookwise.generation.outcome import declines
@@ -60,6 +66,7 @@ from bookwise.generation.selection import selection_source
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
+from bookwise.retrieval.topics import names_a_topic
 from bookwise.settings import AnswererSettings
 from bookwise.validation import RequestLimits
 
@@ -118,10 +125,10 @@ def _label(source: SectionResult) -> str:
 
 
 def not_covered_answer(sources: Sequence[SectionResult], unknown_names: Sequence[str] = ()) -> str:
+    if not sources:
+        return NOTHING_FOUND
     closest = [f"- [{_label(s)}]({s.url})" for s in sources[:CLOSEST_LISTED]]
-    return not_covered_text(unknown_names) + (
-        "\n\nClosest sections:\n" + "\n".join(closest) if closest else ""
-    )
+    return not_covered_text(unknown_names) + "\n\nClosest sections:\n" + "\n".join(closest)
 
 
 def section_silent_text(section: SectionResult) -> str:
@@ -229,9 +236,12 @@ class Answerer:
     ) -> _Retrieved:
         """The sources within ``scope``: the book searched, or the selection and its section; for an
         answer without a model, also the words the selection lacks, or the book's passages to quote."""
+        if scope == "book" and self.llm is None and not names_a_topic(query):
+            # "thanks!", "hello": nothing to look up; a search would quote whatever holds "thanks".
+            return _Retrieved([], False)
         if scope == "book":
             result = await self._search(request, query)
-            if (spelled := await respelled(self.retriever, query, result.asked_unknown)) != query:
+            if (spelled := await respelled(self.retriever, query, result)) != query:
                 query, result = spelled, await self._search(request, spelled)  # the reader's typo
             found = _Retrieved(
                 result.sections,

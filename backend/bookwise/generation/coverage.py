@@ -310,14 +310,17 @@ async def passage_plan(
     return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=named)
 
 
-async def respelled(retriever: Retriever, query: str, asked_unknown: Sequence[str]) -> str:
-    """``query`` with the words it asks about that the book never contains but misspells
-    (``BookPhrases.spelled_as``) spelled as the book does: "how does odomtry work" is searched as
-    "how does odometry work", not declined as a question about something the book never mentions."""
-    if not asked_unknown:
+async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -> str:
+    """``query`` with its words that the book never contains but misspells (``BookPhrases.spelled_as``)
+    spelled as the book does: "how does odomtry work" is searched as "how does odometry work", not
+    declined as a question about something the book never mentions. Only a word the query asks about
+    (``asked_unknown``), or any such word when retrieval found too little: a search that went well
+    keeps the reader's words ("overshot" is not the book's "overshoot", "httpd" not its "http")."""
+    words = result.absent_words if not result.sufficient_context else result.asked_unknown
+    if not words:
         return query
     book = await retriever.arun(functools.partial(book_phrases, retriever))
-    for word in asked_unknown:
+    for word in words:
         if (right := book.spelled_as(word)) is not None:
             query = re.sub(rf"\b{re.escape(word)}\b", right, query)
     return query

@@ -25,6 +25,7 @@ EXTRACTIVE_LABEL = (
     "answers your question.*"
 )
 NOT_COVERED = "The book does not seem to cover this. The closest sections are listed in the sources."
+NOTHING_FOUND = "The book does not seem to cover this. Ask about something it explains."
 
 
 def not_covered_text(unknown_names: Sequence[str] = ()) -> str:

@@ -184,6 +184,8 @@ class RetrievalResult:
     # Those of the query's words no chunk contains that are what it asks about (each embeds close to the
     # query): then no passage of the book can answer it, unless the word is a misspelling.
     asked_unknown: tuple[str, ...] = ()
+    # Every word of the query looked up alone (its names and topic words) that no chunk contains.
+    absent_words: tuple[str, ...] = ()
 
     @property
     def asks_unknown(self) -> bool:

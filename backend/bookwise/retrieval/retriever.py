@@ -381,6 +381,7 @@ class Retriever:
             timings_ms=timings,
             unknown_names=tuple(word for word in absent if word in named or word in central),
             asked_unknown=tuple(word for word in absent if word in central),
+            absent_words=tuple(absent),
         )
 
     def missing_key_words(self, query: str, text: str) -> tuple[str, ...]:

@@ -166,12 +166,7 @@ def test_what_is_x_opens_with_a_passage_that_only_uses_x_regression(section: Sec
     """ "What is odometry?" opened with "Odometry drifts, so…" over the sentence that defines it."""
     sources = [section("Introduction", "Odometry drifts.", 1), section("The wheel odometry model", "x", 2)]
     uses = scored(0, "Odometry drifts, so a robot must also look at its surroundings.", 1.0)
-    defining = ScoredPassage(
-        Passage(1, "Odometry applies the forward kinematics to measured wheel motion.", ("prose",), 0),
-        0.9,
-        dense=0.6,
-        coverage=0.8,
-    )
+    defining = scored(1, "Odometry applies the forward kinematics to measured wheel motion.", 0.9)
     plan = plan_passages(
         [uses, defining], sources, (), retrieval_sufficient=True, question="What is odometry?"
     )
@@ -209,14 +204,7 @@ def test_what_is_x_opens_with_the_passage_that_says_what_x_is_before_one_under_a
         section("Splitting Up Reducer Logic", "y", 2),
     ]
     headed = scored(0, "As defined elsewhere, a higher-order reducer takes a reducer and returns one.", 1.0)
-    defining = ScoredPassage(
-        Passage(
-            1, "- **reducer**: any function with the signature `(state, action) -> newState`", ("list",), 1
-        ),
-        0.9,
-        dense=0.6,
-        coverage=0.8,
-    )
+    defining = scored(1, "- **reducer**: any function with the signature `(state, action) -> newState`", 0.9)
     plan = plan_passages(
         [headed, defining], sources, (), retrieval_sufficient=True, question="What is a reducer?"
     )

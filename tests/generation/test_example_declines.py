@@ -55,6 +55,12 @@ def ask(answerer: Answerer, question: str, **fields: Any) -> Answer:
     return Answer(anyio.run(run))
 
 
+def ask_about_proportional(answerer: Answerer, question: str, **fields: Any) -> Answer:
+    """``question`` about the Proportional paragraph, selected on the PID page."""
+    selected = {"mode": "selected_text", "selected_text": PROPORTIONAL}
+    return ask(answerer, question, **selected, page=Page(url=PID_PAGE, heading_id="proportional"), **fields)
+
+
 @pytest.mark.parametrize(
     ("question", "never_mentioned"),
     [("How does SLAM build a map of the room?", "SLAM"), ("Write me a poem about robots", "poem")],
@@ -169,25 +175,13 @@ def test_a_selection_quotes_sentences_that_do_not_answer_regression(book: Answer
     """With the Proportional paragraph selected, "What does the derivative term do?" was answered with
     "The P term pushes…" (it shares "term"): the selection never names the derivative."""
     for question in ("What does the derivative term do?",):
-        answer = ask(
-            book,
-            question,
-            mode="selected_text",
-            selected_text=PROPORTIONAL,
-            page=Page(url=PID_PAGE, heading_id="proportional"),
-        )
+        answer = ask_about_proportional(book, question)
         assert answer.kind == "not_in_selection", answer.text
         assert answer.done.widen is not None and answer.done.widen.scope == "section"
 
 
 def test_a_selection_that_holds_the_answer_is_still_quoted(book: Answerer) -> None:
-    answer = ask(
-        book,
-        "Why does proportional control leave a steady-state error?",
-        mode="selected_text",
-        selected_text=PROPORTIONAL,
-        page=Page(url=PID_PAGE, heading_id="proportional"),
-    )
+    answer = ask_about_proportional(book, "Why does proportional control leave a steady-state error?")
     assert answer.kind == "extractive", answer.text
     assert "steady-state error" in answer.flat
 
@@ -198,14 +192,7 @@ def test_a_what_is_question_bound_to_a_section_does_not_quote_the_books_defining
     """With the Proportional paragraph selected and the question widened to its section, "What is the
     derivative term?" was answered from the Derivative section: the section that defines a "what is"
     question's term was added from the whole book, whatever the scope."""
-    answer = ask(
-        book,
-        "What is the derivative term?",
-        mode="selected_text",
-        selected_text=PROPORTIONAL,
-        page=Page(url=PID_PAGE, heading_id="proportional"),
-        scope="section",
-    )
+    answer = ask_about_proportional(book, "What is the derivative term?", scope="section")
     assert answer.kind == "not_covered", answer.text
     assert all("#derivative" not in source.url for source in answer.sources)
 
@@ -213,14 +200,7 @@ def test_a_what_is_question_bound_to_a_section_does_not_quote_the_books_defining
 def test_widening_to_the_section_says_the_book_does_not_cover_it_regression(book: Answerer) -> None:
     """The section step said "The book does not seem to cover this", then offered the whole book,
     which answered."""
-    answer = ask(
-        book,
-        "What does the derivative term do?",
-        mode="selected_text",
-        selected_text=PROPORTIONAL,
-        page=Page(url=PID_PAGE, heading_id="proportional"),
-        scope="section",
-    )
+    answer = ask_about_proportional(book, "What does the derivative term do?", scope="section")
     assert answer.kind == "not_covered"
     assert "The book does not seem" not in answer.text
     assert "section [PID Control › Proportional]" in answer.text

@@ -106,13 +106,13 @@ def test_a_short_follow_up_that_names_its_topic_is_searched_as_asked_regression(
     assert fix.text == "how do I fix it? Kalman gain"  # its own ask, the previous topic
 
 
+def conversation(*said: str) -> tuple[Turn, ...]:
+    """The reader's questions and the answers, in turn."""
+    return tuple(Turn("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(said))
+
+
 def test_the_topic_comes_from_the_latest_question_that_had_one() -> None:
-    history = (
-        Turn("user", "How do I tune the PID gains?"),
-        Turn("assistant", "Start with P [1]."),
-        Turn("user", "why?"),
-        Turn("assistant", "Because [1]."),
-    )
+    history = conversation("How do I tune the PID gains?", "Start with P [1].", "why?", "Because [1].")
     assert fallback_query("and then?", history) == "and then? tune PID gains"
 
 
@@ -120,13 +120,13 @@ def test_a_follow_up_borrows_the_one_letter_symbol_the_previous_question_asked_a
     """ "what if it's too small?" after "how do I choose L?" was searched as "… choose": the lookahead
     `L` was dropped as a one-letter word, and the passage on a short `L` that was just quoted scored too
     low to answer it."""
-    history = (
-        Turn("user", "How does pure pursuit work?"),
-        Turn("assistant", "It steers toward a point ahead [1]."),
-        Turn("user", "how do I choose L?"),
-        Turn("assistant", "A short `L` tracks the path tightly [1]."),
+    history = conversation(
+        "How does pure pursuit work?",
+        "It steers toward a point ahead [1].",
+        "how do I choose L?",
+        "A short `L` tracks the path tightly [1].",
     )
     assert fallback_query("what if it's too small?", history) == "what if it's too small? choose L"
     assert fallback_query("what if L is too small?", history) == "what if L is too small? choose"
-    tried = (Turn("user", "How do I fix it? I tried"), Turn("assistant", "x"))
+    tried = conversation("How do I fix it? I tried", "x")
     assert fallback_query("and then?", tried) == "and then? tried"  # "I" is a word, not a symbol

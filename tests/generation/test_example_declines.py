@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from bookwise.generation.answer import Answerer, checked
-from bookwise.generation.coverage import book_phrases, unnamed_topics
+from bookwise.generation.coverage import book_phrases, covers, respelled, unnamed_topics
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
@@ -309,3 +309,13 @@ def test_the_book_knows_which_sections_each_heading_names(example_retriever: Ret
     headed = book_phrases(example_retriever).headed
     assert ("/docs/control/pid-control", "integral") in headed[stems("integral")]
     assert ("/docs/control/pid-control", "") in headed[stems("pid control")]  # a page's title: its opening
+
+
+def test_the_agents_covered_agrees_with_the_chat_on_a_misspelled_question(
+    example_retriever: Retriever,
+) -> None:
+    """The MCP ``search`` tool respells and decides as the chat does: "odometery drift" is covered."""
+    found = example_retriever.search("odometery drift", top_k=5)
+    spelled = anyio.run(respelled, example_retriever, "odometery drift", found)
+    assert spelled == "odometry drift"
+    assert anyio.run(covers, example_retriever, example_retriever.search(spelled, top_k=5))

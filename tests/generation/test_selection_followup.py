@@ -130,3 +130,15 @@ def test_a_follow_up_borrows_the_one_letter_symbol_the_previous_question_asked_a
     assert fallback_query("what if L is too small?", history) == "what if L is too small? choose"
     tried = conversation("How do I fix it? I tried", "x")
     assert fallback_query("and then?", tried) == "and then? tried"  # "I" is a word, not a symbol
+
+
+def test_a_follow_up_to_a_follow_up_keeps_the_topic_the_first_one_borrowed_regression() -> None:
+    """ "and the sidebar?" after "How do I add a blog?" and "how do I change its URL?" was searched
+    as "and the sidebar? change URL" and answered about the docs' sidebar: the blog was two questions back."""
+    history = conversation(
+        "How do I add a blog?", "Create a blog directory [1].", "how do I change its URL?", "x"
+    )
+    assert fallback_query("and the sidebar?", history) == "and the sidebar? change URL add blog"
+    # A question that stands on its own lends only its own topic.
+    history = conversation("How do I add a blog?", "x", "How do I deploy to Netlify?", "y")
+    assert fallback_query("and the sidebar?", history) == "and the sidebar? deploy Netlify"

@@ -54,11 +54,17 @@ def refers_back(question: str, history: Sequence[Turn]) -> bool:
 
 def previous_topic(history: Sequence[Turn]) -> list[str]:
     """The topic words of the reader's latest question that had a topic, in the order asked, with its
-    one-letter symbols: "what if it's too small?" after "how do I choose L?" is about `L`."""
-    for turn in reversed(history):
+    one-letter symbols ("what if it's too small?" after "how do I choose L?" is about `L`); when that
+    question referred back itself, with the topic it borrowed: "and the sidebar?" after "How do I add
+    a blog?" and "how do I change its URL?" is about the blog's sidebar."""
+    for at in range(len(history) - 1, -1, -1):
+        turn = history[at]
         if turn.role == "user" and names_a_topic(turn.content):
             tokens = (t.strip(".'-") for t in _TOKEN.findall(turn.content))
-            return list(dict.fromkeys(t for t in tokens if t and (names_a_topic(t) or _SYMBOL.fullmatch(t))))
+            own = [t for t in tokens if t and (names_a_topic(t) or _SYMBOL.fullmatch(t))]
+            if refers_back(turn.content, history[:at]):
+                own += previous_topic(history[:at])
+            return list(dict.fromkeys(own))
     return []
 
 

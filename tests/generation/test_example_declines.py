@@ -135,7 +135,7 @@ def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     assert "odometry" in answer.text.lower()
 
 
-@pytest.mark.parametrize("question", ["thanks!", "why?"])
+@pytest.mark.parametrize("question", ["thanks!", "why?", "hello"])
 def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
     book: Answerer, question: str
 ) -> None:

@@ -12,14 +12,15 @@ import re
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.retrieval.snippets import STOP_WORDS, words
 
-# Words that ask for a kind of answer, or point back, without naming anything in the book.
+# Words that ask for a kind of answer, point back, or greet, without naming anything in the book.
 GENERIC = frozenset(
     "explain explanation mean means meaning summarize summarise summary simplify clarify elaborate "
     "describe tell rephrase paraphrase passage selection selected text paragraph sentence part simply "
     "simple simpler words plain example examples more else also about again instead fix fixed work works "
     "working use used using need needed happen happens happened wrong right better best way ways mean "
     "other another one ones first second third last former latter previous earlier above same thing things "
-    "them they their these those there its it's here please thanks ok okay so then but also and why "
+    "them they their these those there its it's here please thanks thank hi hello hey bye goodbye cheers "
+    "ok okay so then but also and why "
     "whats what's vs versus compare compared comparison difference differences between".split()
 )
 

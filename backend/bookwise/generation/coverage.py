@@ -93,7 +93,7 @@ class BookPhrases:
         neighbours swapped, or (in a word of ``MISSPELLING_SUBSTITUTE_FROM`` letters or more) one
         letter wrong; never the first letter. Only plain lower-case words of ``MISSPELLING_MIN_LETTERS``
         letters or more: a name ("Preact") is not a misspelling of a word ("react")."""
-        w = word
+        w = word  # short: the forms below index it letter by letter
         if w != w.lower() or not w.isalpha() or len(w) < MISSPELLING_MIN_LETTERS:
             return None
         letters = "abcdefghijklmnopqrstuvwxyz"

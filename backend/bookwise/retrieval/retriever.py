@@ -92,19 +92,27 @@ def _absent_words(
     probed: Sequence[str],
     joined: Mapping[str, Sequence[str]],
     terms: Mapping[str, Sequence[int]],
-    unmatched: frozenset[int],
+    held: Callable[[Sequence[int]], bool],
 ) -> list[str]:
-    """The ``probed`` words no chunk holds, nor any of their ``joined`` forms: "winding" is not absent
-    from a book that says "windup"."""
+    """The ``probed`` words whose terms are not ``held``, nor those of any of their ``joined`` forms:
+    "winding" is not absent from a book that says "windup". A word without terms is never absent."""
 
     def found(word: str) -> bool:
-        return bool(terms[word]) and not unmatched.issuperset(terms[word])
+        return bool(terms[word]) and held(terms[word])
 
     return [
         word
         for word in probed
         if terms[word] and not found(word) and not any(map(found, joined.get(word, ())))
     ]
+
+
+def _probe_terms(
+    sparse: Bm25Encoder, probed: Sequence[str], joined: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[int, ...]]:
+    """The sparse terms of each probed word and of its joined forms."""
+    forms = (form for word in probed for form in joined.get(word, ()))
+    return {word: tuple(sparse.query(word).indices) for word in dict.fromkeys([*probed, *forms])}
 
 
 def _break_ties(hits: HybridHits) -> list[Hit]:
@@ -336,10 +344,7 @@ class Retriever:
         dense, sparse = self._encode(query)
         probed = probed_words(query) if probe_names else []
         joined = joined_forms(query) if probe_names else {}
-        names = {
-            word: tuple(self._sparse.query(word).indices)
-            for word in dict.fromkeys([*probed, *(form for word in probed for form in joined.get(word, ()))])
-        }
+        names = _probe_terms(self._sparse, probed, joined)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
         mark = time.perf_counter()
@@ -369,7 +374,9 @@ class Retriever:
         sections = self._assemble(query, chosen)
         sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
-        absent = _absent_words(probed, joined, names, hits.unmatched_terms)
+        absent = _absent_words(
+            probed, joined, names, lambda terms: not hits.unmatched_terms.issuperset(terms)
+        )
         central = self._central_words(dense, absent)
         named = set(named_words(query))
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -389,16 +396,9 @@ class Retriever:
         ``asks_unknown``) that ``text`` does not contain: "derivative" for "What does the derivative
         term do?" and the Proportional paragraph."""
         held = set(self._sparse.document(text).indices)
-        joined = joined_forms(query)
-
-        def missing(word: str) -> bool:
-            return not set(self._sparse.query(word).indices) & held
-
-        absent = [
-            word
-            for word in probed_words(query)
-            if self._sparse.query(word).indices and missing(word) and all(map(missing, joined.get(word, ())))
-        ]
+        probed, joined = probed_words(query), joined_forms(query)
+        terms = _probe_terms(self._sparse, probed, joined)
+        absent = _absent_words(probed, joined, terms, lambda word_terms: not held.isdisjoint(word_terms))
         if not absent:
             return ()
         vector = self._queries.embed(" ".join(query.split()))

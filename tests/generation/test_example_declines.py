@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ import anyio
 import pytest
 
 from bookwise.generation.answer import Answerer, checked
-from bookwise.generation.coverage import book_phrases, covers, respelled, unnamed_topics
+from bookwise.generation.coverage import book_phrases, covers, spelled_search, unnamed_topics
 from bookwise.generation.events import AnswerEvent, AnswerTrace
 from bookwise.generation.models import ChatRequest, Page
 from bookwise.generation.prompts import Turn
@@ -315,7 +316,7 @@ def test_the_agents_covered_agrees_with_the_chat_on_a_misspelled_question(
     example_retriever: Retriever,
 ) -> None:
     """The MCP ``search`` tool respells and decides as the chat does: "odometery drift" is covered."""
-    found = example_retriever.search("odometery drift", top_k=5)
-    spelled = anyio.run(respelled, example_retriever, "odometery drift", found)
+    search = functools.partial(example_retriever.asearch, top_k=5)
+    spelled, found = anyio.run(spelled_search, example_retriever, "odometery drift", search)
     assert spelled == "odometry drift"
-    assert anyio.run(covers, example_retriever, example_retriever.search(spelled, top_k=5))
+    assert anyio.run(covers, example_retriever, found)

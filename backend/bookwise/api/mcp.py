@@ -12,6 +12,7 @@ HTTP at ``/mcp`` on ``bookwise serve`` (``app.py``), where the Guard's checks ap
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -38,7 +39,7 @@ from bookwise.api.logs import request_id_var
 from bookwise.api.schemas import SearchBody
 from bookwise.api.services import IndexHandle
 from bookwise.errors import BookwiseError, InvalidRequestError, MethodNotAllowedError
-from bookwise.generation.coverage import covers, respelled
+from bookwise.generation.coverage import covers, spelled_search
 from bookwise.ingest.book import Book, BookPage, BookSection, by_section, relink_outside_code
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.insights.records import CitedSection, Outcome, QuestionRecord
@@ -329,9 +330,8 @@ class BookTools:
             body = _search_body(query, wanted, limit)  # before any work, as the API
             validation.search(body.query, body.top_k, body.filters, self._limits)
             retriever = await self._retriever()
-            result = await retriever.asearch(query, top_k=body.top_k, filters=wanted)
-            if (spelled := await respelled(retriever, query, result)) != query:
-                result = await retriever.asearch(spelled, top_k=body.top_k, filters=wanted)  # as the chat
+            search = functools.partial(retriever.asearch, top_k=body.top_k, filters=wanted)
+            _, result = await spelled_search(retriever, query, search)
             # The chat's own decision (retrieval's verdict, the passage evidence, what the book never
             # mentions): an agent told "covered" must not meet a decline for the same question.
             covered = await covers(retriever, result)

@@ -16,6 +16,7 @@ whole instead of searching: ``study_prep.StudyPreparer`` prepares them.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -29,7 +30,7 @@ from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.completion import Completion
-from bookwise.generation.coverage import book_phrases_ready, passage_plan, respelled
+from bookwise.generation.coverage import book_phrases_ready, passage_plan, spelled_search
 from bookwise.generation.events import (
     AnswerEvent,
     Done,
@@ -240,9 +241,9 @@ class Answerer:
             # "thanks!", "hello": nothing to look up; a search would quote whatever holds "thanks".
             return _Retrieved([], False)
         if scope == "book":
-            result = await self._search(request, query)
-            if (spelled := await respelled(self.retriever, query, result)) != query:
-                query, result = spelled, await self._search(request, spelled)  # the reader's typo
+            query, result = await spelled_search(
+                self.retriever, query, functools.partial(self._search, request)
+            )
             found = _Retrieved(
                 result.sections,
                 result.sufficient_context,

@@ -8,7 +8,7 @@ import functools
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -324,6 +324,17 @@ async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -
         if (right := book.spelled_as(word)) is not None:
             query = re.sub(rf"\b{re.escape(word)}\b", right, query)
     return query
+
+
+async def spelled_search(
+    retriever: Retriever, query: str, search: Callable[[str], Awaitable[RetrievalResult]]
+) -> tuple[str, RetrievalResult]:
+    """``search(query)``, searched again as the book spells it when ``query`` misspells its words
+    (``respelled``): the query searched and its result. The chat and the MCP ``search`` tool both
+    search this way, so an agent's ``covered`` agrees with the chat."""
+    result = await search(query)
+    spelled = await respelled(retriever, query, result)
+    return (query, result) if spelled == query else (spelled, await search(spelled))
 
 
 async def _defining_sections(

@@ -28,6 +28,7 @@ SENTENCE = (
     "Its third column is why heading uncertainty spreads into position uncertainty as the robot drives."
 )
 
+HYDRATED = "() => document.documentElement.hasAttribute('data-bookwise-hydrated')"
 LANDED = """() => {
   const highlight = CSS.highlights.get('bookwise-landed');
   return highlight ? [...highlight].map((range) => range.toString()) : null;
@@ -71,7 +72,7 @@ def ask_about_the_ekf_section(page: Any, site_url: str, fake: FakeLLM, answer: s
     visit(page, f"{site_url}{KALMAN}")
     # Before React hydrates, the page may still change under the test (the server-rendered text put
     # back, the code blocks' Ask buttons added): flaky on a loaded machine. The plugin marks <html>.
-    page.wait_for_function("() => document.documentElement.hasAttribute('data-bookwise-hydrated')")
+    page.wait_for_function(HYDRATED)
     passage = page.evaluate(
         "() => { let p = document.getElementById('ekf').nextElementSibling;"
         " while (p.tagName !== 'P') p = p.nextElementSibling; return p.textContent.trim(); }"
@@ -111,10 +112,13 @@ def test_a_quoted_sentence_on_this_page_is_highlighted_not_its_whole_section(
 
 def test_a_citation_to_another_page_highlights_the_passages_quoted_there(no_llm_url: str, page: Any) -> None:
     visit(page, f"{no_llm_url}{INTRO}")
+    page.wait_for_function(HYDRATED)
     question = "How does the extended Kalman filter handle nonlinear motion and measurement models?"
     assert page.evaluate("q => window.Bookwise.ask(q)", question) == "done"
-    cites = part(page, "answer").last.locator("blockquote [data-bw=cite]")
-    cite = next(c for c in cites.all() if urlsplit(c.get_attribute("href")).path != INTRO)
+    answer = part(page, "answer").last
+    cites = answer.locator("blockquote [data-bw=cite]")
+    cite = next((c for c in cites.all() if urlsplit(c.get_attribute("href")).path != INTRO), None)
+    assert cite is not None, answer.inner_html()  # what the reader got, should this ever fail again
     href = urlsplit(cite.get_attribute("href"))
     # An extractive answer may quote more than one passage of a section: each is marked.
     same_source = cites.locator(

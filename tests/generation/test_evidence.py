@@ -188,6 +188,16 @@ def test_defining_sentences_are_told_from_sentences_that_use_the_term() -> None:
     assert not defines("Odometry drifts, so a robot must look around.", "Module 2", True, "odometry")
 
 
+def test_if_x_is_set_to_false_does_not_define_x_regression() -> None:
+    """ "What does the trailingSlash option do?" led with routing's "If `trailingSlash` is set to `false`,
+    the build would emit …" (stop words dropped, it read as "trailingSlash is") over the option's own
+    reference."""
+    sentence = "If `trailingSlash` is set to `false`, the build would emit `intro.html`."
+    assert not defines(sentence, "Routes become HTML files", False, "trailingSlash")
+    assert not defines("When odometry is all you have, drift wins.", "Drift", False, "odometry")
+    assert defines("`trailingSlash` is a boolean that adds a slash.", "Options", False, "trailingSlash")
+
+
 def test_a_camel_case_name_is_defined_by_prose_that_spells_it_apart() -> None:
     assert defines("The base URL is the path segment after the url.", "Routing", False, "baseUrl")
     assert not defines("Set `baseUrl` to '/metro/'.", "Routing", False, "baseUrl")

@@ -125,6 +125,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     for sentence in _SENTENCE.split(text):
         lead = _ARTICLE.sub("", sentence.strip(" >*_#-`"))
         words = re.findall(r"[\w-]+|,", lead.lower())
+        if not words or not stems(words[0]):
+            continue  # "If `trailingSlash` is set to `false`, …" uses X; the sentence must open with X
         for end in range(1, min(len(words), 6)):
             if stems(" ".join(words[:end])) not in runs:
                 continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bookwise.generation.evidence import defines, plan_passages
+from bookwise.generation.evidence import defines, headed_by, plan_passages
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import Passage
@@ -222,3 +222,38 @@ def test_what_is_x_opens_with_the_passage_that_says_what_x_is_before_one_under_a
     # Without a passage that says it, the heading's opening passage still leads.
     plan = plan_passages([headed], sources, (), retrieval_sufficient=True, question="What is a reducer?")
     assert plan.quoted[0].text.startswith("As defined")
+
+
+def test_what_does_an_option_do_leads_with_its_reference_entry_regression(section: SectionFactory) -> None:
+    """ "What does the trailingSlash option do?" quoted the tip "Refer to the deployment guide …", and
+    "What is the baseUrl?" routing's "the base URL is one level above …", over the first prose of the
+    option's own reference section, which does not repeat its name."""
+    sources = [section("`trailingSlash`", "x", 1), section("Routes become HTML files", "y", 2)]
+
+    def at(
+        n: int, text: str, score: float, position: int, kinds: tuple[str, ...] = ("prose",)
+    ) -> ScoredPassage:
+        return ScoredPassage(Passage(n, text, kinds, position), score, dense=0.5, coverage=0.3)  # type: ignore[arg-type]
+
+    tip = at(0, "Refer to the deployment guide to choose the appropriate setting.", 0.69, 5)
+    elsewhere = at(1, "Note: the trailing slash is one level above the routing system.", 0.6, 3)
+    kind = at(0, "- Type: `boolean | undefined`", 0.49, 0, ("list",))
+    box = at(0, "**Tip**\n\nEach host serves files differently.", 0.55, 1)
+    opening = at(0, "Allow to customize the presence of a trailing slash:\n\n- `true`: add", 0.51, 2)
+    ranked = [tip, elsewhere, box, opening, kind]
+    question = "What does the trailingSlash option do?"
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("Allow to customize")
+    # Another question keeps the best-scored passage first.
+    plan = plan_passages(ranked, sources, (), retrieval_sufficient=True, question="How do I pick a host?")
+    assert plan.quoted[0].text.startswith("Refer to")
+
+
+def test_a_heading_is_the_books_entry_on_a_term_when_it_names_the_term_alone_or_asks_what_it_is() -> None:
+    assert headed_by("`trailingSlash`", "trailingSlash")
+    assert headed_by("Reducers", "reducer")
+    assert headed_by('What is a "thunk"?', "thunk")
+    assert headed_by("The base URL", "baseUrl")
+    assert not headed_by("Using thunks", "thunk")
+    assert not headed_by("Upgrading MDX", "MDX")
+    assert not headed_by("What is a thunk for?", "thunk")

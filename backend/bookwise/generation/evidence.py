@@ -24,10 +24,11 @@ warns (danger, warning, caution) is quoted after the best passage only when it h
 terms as well as that passage does: the wall question's answer went on to the lab's "Real motors are
 not simulations".
 
-A question that asks what something is ("What is odometry?") leads with the passage that defines it,
-when one scores near the best: a sentence "X is …", a bold or italic introduction of X, or the
-opening of a section whose heading names X. "Odometry drifts, so…" scored above "Odometry applies
-the forward kinematics to measured rather than commanded wheel motion…".
+A question that asks what something is ("What is odometry?", "What does the baseUrl setting do?")
+leads with the passage that defines it, when one scores near the best: a sentence "X is …" or a bold
+or italic introduction of X, the book's entry on X (the first prose of a section headed by X alone),
+or the opening of a section whose heading names X. "Odometry drifts, so…" scored above "Odometry
+applies the forward kinematics to measured rather than commanded wheel motion…".
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# Prose that opens with a word, not a box's bold label ("**Warning**") or an italic caption
+# ("_Articles discussing ways to write reducer functions_" over a reading list).
+_PLAIN_LEAD = re.compile(r"^\s*[^\W_]|^\s*[`\"'(]")
 
 
 @dataclass(frozen=True)
@@ -151,16 +155,60 @@ def _definition_first(
     for p in fresh:
         key = p.passage.section
         firsts[key] = min(firsts.get(key, p.passage.position), p.passage.position)
+    openings: dict[int, int] = {}
+    for p in fresh:
+        if "prose" in p.passage.kinds and _PLAIN_LEAD.match(p.passage.text):
+            key = p.passage.section
+            openings[key] = min(openings.get(key, p.passage.position), p.passage.position)
     near = [p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN]
-    # A passage that says what the term is ("A **reducer** is a function …") before the opening of a
-    # section whose heading merely holds it ("Customizing Behavior with Higher-Order Reducers").
-    for strict in (True, False):
+
+    def says_it(p: ScoredPassage) -> bool:
+        heading = sources[p.passage.section].heading_text
+        return any(defines(p.passage.text, heading, False, term, strict=True) for term in terms)
+
+    def says_it_under_it(p: ScoredPassage) -> bool:
+        heading = stems(sources[p.passage.section].heading_text)
+        return says_it(p) and any(_within(stems(term), heading) for term in terms)
+
+    def opens_its_reference(p: ScoredPassage) -> bool:
+        heading = sources[p.passage.section].heading_text
+        opening = p.passage.position == openings.get(p.passage.section)
+        return opening and any(headed_by(heading, term) for term in terms)
+
+    def opens_a_section_on_it(p: ScoredPassage) -> bool:
+        heading = sources[p.passage.section].heading_text
+        first = p.passage.position == firsts[p.passage.section]
+        return any(defines(p.passage.text, heading, first, term) for term in terms)
+
+    # A passage that says what the term is ("MDX is a major dependency …") under a heading that holds
+    # it ("Upgrading MDX"); then the book's entry on the term, the first prose of a section headed by
+    # it alone ("### `baseUrl`": "The base URL of your site is the path segment …", after its "- Type:"
+    # line), over another section's sentence that happens to read "the base URL is one level above …";
+    # then such a sentence anywhere ("A **reducer** is a function …"); then the opening of a section
+    # whose heading merely holds the term ("Customizing Behavior with Higher-Order Reducers").
+    for test in (says_it_under_it, opens_its_reference, says_it, opens_a_section_on_it):
         for p in near:
-            heading = sources[p.passage.section].heading_text
-            first = p.passage.position == firsts[p.passage.section]
-            if any(defines(p.passage.text, heading, first, term, strict=strict) for term in terms):
+            if test(p):
                 return [p, *(q for q in fresh if q is not p)]
     return fresh
+
+
+def headed_by(heading: str, term: str) -> bool:
+    """Whether ``heading`` names ``term`` and nothing else: "`trailingSlash`", "Odometry", "The
+    wheel odometry model" for "wheel odometry model", or asks what it is: 'What is a "thunk"?'."""
+    asked = defined_terms(heading.replace('"', ""))
+    named = _ARTICLE.sub("", asked[0] if len(asked) == 1 else heading.strip())
+    words = re.findall(r"[\w-]+", named)
+    # Every word counts: "Using thunks" is a section about thunks, not the book's entry on them.
+    return (
+        bool(words)
+        and len(stems(named)) == len(words)
+        and stems(named)
+        in {
+            stems(term),
+            stems(spelled_apart(term)),
+        }
+    )
 
 
 def plan_passages(

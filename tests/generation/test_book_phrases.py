@@ -3,7 +3,7 @@ only as a verb."""
 
 from __future__ import annotations
 
-from bookwise.generation.coverage import BookPhrases, asks_about
+from bookwise.generation.coverage import BookPhrases, asks_about, spelling_variant
 
 BOOK = BookPhrases.of(
     [
@@ -53,3 +53,24 @@ def test_a_readers_typo_is_told_from_a_word_the_book_never_uses() -> None:
     assert BOOK.spelled_as("tenk") is None  # too short to tell ("poem", "gzip")
     assert BOOK.spelled_as("xcheduler") is None  # the first letter is never the typo
     assert BOOK.spelled_as("deploy") is None
+
+
+def test_american_and_british_spellings_are_one_word() -> None:
+    for american, british in [
+        ("colors", "colours"),
+        ("behavior", "behaviour"),
+        ("customize", "customise"),
+        ("analyzed", "analysed"),
+        ("organization", "organisation"),
+        ("center", "centre"),
+        ("canceled", "cancelled"),
+    ]:
+        assert spelling_variant(american, british) and spelling_variant(british, american)
+    for word, other in [
+        ("four", "for"),
+        ("tour", "tor"),
+        ("size", "sise"),
+        ("httpd", "http"),
+        ("color", "color"),
+    ]:
+        assert not spelling_variant(word, other)

@@ -180,3 +180,18 @@ def test_a_quote_stops_at_the_formula_before_the_sentence_that_defines_its_terms
     assert found[0].kinds == ("prose", "code", "prose")
     assert found[0].text.endswith("from one reading to the next.")
     assert [p.text for p in found[1:]] == ["Noise is usually described by its standard deviation."]
+
+
+def test_an_image_alone_is_no_passage_regression() -> None:
+    """ "How do I change the widget's colors?" quoted the manual's screenshot caption, "The Bookwise widget
+    on the example textbook, light theme": an image's alt text read as something the book says."""
+    markdown = (
+        "Bookwise answers questions on the page.\n\n"
+        "![The Bookwise widget on the example textbook, light theme](../widget/screenshots/light.png)\n\n"
+        "[![build status](badge.svg)](https://ci.example.org)\n\n"
+        "Click the ![launcher](icon.png) button to open the panel."
+    )
+    assert [unit.text for unit in split_units(markdown)] == [
+        "Bookwise answers questions on the page.",
+        "Click the launcher button to open the panel.",
+    ]

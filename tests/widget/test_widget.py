@@ -449,6 +449,27 @@ def test_colours_follow_the_sites_variables_and_its_dark_mode(page: Page, site: 
     assert colours() == ["rgb(30, 40, 50)", "rgb(36, 37, 38)"]
 
 
+def test_an_owner_gives_the_widget_colours_of_its_own_from_the_sites_css(page: Page, site: Site) -> None:
+    """The manual's recipe: the widget's variables set on its element in the site's CSS win over the
+    defaults it takes from Infima, in light and dark mode, and leave the site's own colours alone."""
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.add_style_tag(
+        content="#bookwise-widget { --bw-accent: rgb(200, 0, 0); }\n"
+        "html[data-theme='dark'] #bookwise-widget { --bw-accent: rgb(0, 0, 200); --bw-bg: rgb(1, 2, 3); }"
+    )
+    part(page, "launcher").click()
+
+    def colour(name: str) -> str:
+        return str(part(page, name).evaluate("element => getComputedStyle(element).backgroundColor"))
+
+    assert colour("send") == "rgb(200, 0, 0)"
+    page.evaluate("() => document.documentElement.setAttribute('data-theme', 'dark')")
+    expect(page.locator(HOST)).to_have_attribute("data-theme", "dark")
+    assert (colour("send"), colour("panel")) == ("rgb(0, 0, 200)", "rgb(1, 2, 3)")
+    site_primary = "getComputedStyle(document.documentElement).getPropertyValue('--ifm-color-primary')"
+    assert page.evaluate(site_primary).strip() == "rgb(30, 40, 50)"
+
+
 def test_code_blocks_get_a_copy_button(page: Page, site: Site, fake: FakeLLM) -> None:
     fake.tokens = ["Run:\n\n```sh\nbookwise serve\n```\n"]
     visit(page, site.page_url("/docs/care/feeding"))

@@ -54,6 +54,13 @@ DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks 
 HEADED_SEARCH = 8  # sections headed by the term, looked up besides
 DEFINING_CACHE = 1024  # terms whose defining sections are kept, per retriever
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
+# British spellings as American ones: one word either way, which a reader writes as they were taught.
+_AMERICAN = (
+    (re.compile(r"(?<=\w\wo)u(?=r)"), ""),  # colour, behaviour (not "four": two letters before "our")
+    (re.compile(r"(?<=\w\w[iy])s(?=(?:e|es|ed|ing|ation|ations|er|ers)$)"), "z"),  # customise, analyse
+    (re.compile(r"(?<=\w\w[^aeiou])re(?=s?$)"), "er"),  # centre
+    (re.compile(r"(?<=\w[aeiou])ll(?=(?:ed|ing|er|ers)$)"), "l"),  # cancelled, labelled
+)
 _WORD = re.compile(r"[a-z0-9_]+")
 # "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
 _AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
@@ -310,18 +317,32 @@ async def passage_plan(
     return replace(plan, quoted=[], sufficient=False, sources=list(sources), unknown_names=named)
 
 
+def spelling_variant(word: str, other: str) -> bool:
+    """Whether ``word`` and ``other`` are one word spelled the American and the British way: "colors"
+    and "colours", "customize" and "customise", "center" and "centre", "canceled" and "cancelled"."""
+
+    def american(w: str) -> str:
+        for british, spelled in _AMERICAN:
+            w = british.sub(spelled, w)
+        return w
+
+    return word != other and american(word) == american(other)
+
+
 async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -> str:
     """``query`` with its words that the book never contains but misspells (``BookPhrases.spelled_as``)
     spelled as the book does: "how does odomtry work" is searched as "how does odometry work", not
     declined as a question about something the book never mentions. Only a word the query asks about
     (``asked_unknown``), or any such word when retrieval found too little: a search that went well
-    keeps the reader's words ("overshot" is not the book's "overshoot", "httpd" not its "http")."""
-    words = result.absent_words if not result.sufficient_context else result.asked_unknown
-    if not words:
+    keeps the reader's words ("overshot" is not the book's "overshoot", "httpd" not its "http"). The
+    book's other spelling of a word is always taken: "colors" is its "colours" however the search went."""
+    if not result.absent_words:
         return query
+    asked = set(result.absent_words if not result.sufficient_context else result.asked_unknown)
     book = await retriever.arun(functools.partial(book_phrases, retriever))
-    for word in words:
-        if (right := book.spelled_as(word)) is not None:
+    for word in result.absent_words:
+        right = book.spelled_as(word)
+        if right is not None and (word in asked or spelling_variant(word, right)):
             query = re.sub(rf"\b{re.escape(word)}\b", right, query)
     return query
 

@@ -31,6 +31,9 @@ _GAP = "…"
 # Inside a code span it is an example of the syntax (`[page](../plugins)`), and stays whole.
 _LINK_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# A paragraph of images alone: its alt text is a caption ("The widget on the example textbook, light
+# theme"), not something the book says, and read as text it answered "How do I change the widget's colors?".
+_IMAGES_ONLY = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?)+\s*$")
 _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
 _CLOSERS = "\"'”’)*_`"
@@ -97,7 +100,7 @@ def _units_of(markdown: str) -> tuple[Unit, ...]:
     for block in split_blocks(markdown):
         kind = _kind(block)
         text = block if kind == "code" else clean(block).strip()
-        if not text:
+        if not text or _IMAGES_ONLY.match(block):
             continue
         previous = units[-1] if units else None
         continues_list = kind == "list" or (kind == "prose" and block.startswith(("  ", "\t")))

@@ -257,3 +257,28 @@ def test_a_heading_is_the_books_entry_on_a_term_when_it_names_the_term_alone_or_
     assert not headed_by("Using thunks", "thunk")
     assert not headed_by("Upgrading MDX", "MDX")
     assert not headed_by("What is a thunk for?", "thunk")
+
+
+def test_what_does_an_option_do_leads_with_its_row_of_the_options_table_regression(
+    section: SectionFactory,
+) -> None:
+    """ "What does the sidebarCollapsible option do?" opened with a note that only mentions it, and "What
+    does BOOKWISE_LLM_BASE_URL do?" with a sentence of the evaluation page, over the reference table
+    whose row the name heads."""
+    table = (
+        "| Name | Type | Default | Description |\n| --- | --- | --- | --- |\n"
+        "| `sidebarCollapsible` | `boolean` | `true` | Whether sidebar categories are collapsible. |"
+    )
+    assert defines(table, "Configuration", False, "sidebarCollapsible", strict=True)
+    assert not defines(table, "Configuration", False, "boolean", strict=True)  # a cell, not the name
+    assert not defines("Set `sidebarCollapsible` to `false`.", "Notes", False, "sidebarCollapsible")
+    sources = [section("Collapsible categories", "x", 1), section("Configuration", "y", 2)]
+    note = scored(0, "**Note**\n\nThe option in `sidebars.js` wins over `sidebarCollapsible`.", 0.8)
+    plan = plan_passages(
+        [note, scored(1, table, 0.6)],
+        sources,
+        (),
+        retrieval_sufficient=True,
+        question="What does the sidebarCollapsible option do?",
+    )
+    assert plan.quoted[0].text.startswith("| Name |")

@@ -118,6 +118,14 @@ def test_stems_join_a_plural_to_its_singular_and_skip_stop_words() -> None:
     assert stems("sensors that measure") == stems("sensor measures")
 
 
+def test_a_snake_case_name_has_the_stems_of_its_parts_regression() -> None:
+    """ "What does BOOKWISE_LLM_BASE_URL do?" asked the definition of nothing: BM25 reads the name as
+    four words, and a word of several BM25 terms had no stem, so the settings row was never looked up."""
+    assert stems("BOOKWISE_LLM_BASE_URL") == stems("bookwise llm base url")
+    assert stems("cmd_vel topic") == stems("cmd vel topic")
+    assert defined_terms("What does BOOKWISE_LLM_BASE_URL do?") == ["BOOKWISE_LLM_BASE_URL"]
+
+
 @pytest.mark.parametrize(
     ("question", "word", "form"),
     [

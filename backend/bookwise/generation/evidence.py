@@ -65,6 +65,7 @@ _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_FIRST_CELL = re.compile(r"^\|([^|\n]+)\|(?=[^\n]*\|)", re.MULTILINE)  # a table row's first cell
 # Prose that opens with a word, not a box's bold label ("**Warning**") or an italic caption
 # ("_Articles discussing ways to write reducer functions_" over a reading list).
 _PLAIN_LEAD = re.compile(r"^\s*[^\W_]|^\s*[`\"'(]")
@@ -117,12 +118,15 @@ def _within(run: Sequence[int], sequence: Sequence[int]) -> bool:
 
 
 def defines(text: str, heading: str, first_of_section: bool, term: str, *, strict: bool = False) -> bool:
-    """Whether ``text`` defines ``term``: "X is …" (or "X, the …, is …"), X in bold or italics, or
-    the opening passage of a section whose heading names X ("The wheel odometry model"). A camelCase
+    """Whether ``text`` defines ``term``: "X is …" (or "X, the …, is …"), X in bold or italics, a
+    table row that X heads (a reference table of settings or options), or the opening passage of a
+    section whose heading names X ("The wheel odometry model"). A camelCase
     X may be spelled apart in the prose: "The base URL of your site is …" defines ``baseUrl``."""
     run = stems(term)
     if not run:
         return False
+    if any(cell.strip("` ").lower() == term.lower() for cell in _FIRST_CELL.findall(text)):
+        return True  # a reference table's row: "| `BOOKWISE_DATA_DIR` | path | … | Where the index … |"
     runs = {run, stems(spelled_apart(term))}
     if any(stems(a or b) in runs for a, b in EMPHASIS.findall(text)):
         return True

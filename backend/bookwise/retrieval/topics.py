@@ -234,9 +234,13 @@ def _stem(word: str) -> int | None:
 
 def stems(text: str) -> tuple[int, ...]:
     """The BM25 stems (as ids) of ``text``'s words in order, stop words left out: "particle filters"
-    and "particle filter" are one run."""
+    and "particle filter" are one run. A snake_case name is its parts, as BM25 reads it:
+    ``BOOKWISE_DATA_DIR`` is "bookwise data dir"."""
     return tuple(
-        i for w in _STEM_WORD.findall(text.lower()) if w not in STOP_WORDS and (i := _stem(w)) is not None
+        i
+        for w in _STEM_WORD.findall(text.lower())
+        for part in w.split("_")
+        if part and part not in STOP_WORDS and (i := _stem(part)) is not None
     )
 
 

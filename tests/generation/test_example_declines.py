@@ -334,3 +334,12 @@ def test_an_american_spelling_is_searched_as_the_books_british_one_regression(
     spelled, found = anyio.run(spelled_search, example_retriever, question, search)
     assert spelled == "How is this course organised into modules?"
     assert found.sections[0].heading_text == "How the book is organised"
+
+
+def test_a_term_the_book_introduces_in_quotes_is_not_named_only_in_passing_regression(book: Answerer) -> None:
+    """ "What's the derivative kick?" was declined: the book names it once, in the sentence that says
+    what it is ("… so that a step in the setpoint does not produce a spike (a "derivative kick")"), which
+    read as a passing mention. A term in quotes is one the book introduces, as in bold or italics."""
+    answer = ask(book, "What's the derivative kick?")
+    assert answer.kind == "extractive", answer.text
+    assert 'a "derivative kick"' in answer.text

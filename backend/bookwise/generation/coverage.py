@@ -62,6 +62,7 @@ _AMERICAN = (
     (re.compile(r"(?<=\w[aeiou])ll(?=(?:ed|ing|er|ers)$)"), "l"),  # cancelled, labelled
 )
 _WORD = re.compile(r"[a-z0-9_]+")
+_QUOTED_TERM = re.compile(r"[\"“]([A-Za-z][A-Za-z -]{0,38}[A-Za-z])[\"”]")  # a "term", not "a sentence."
 # "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
 _AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
 
@@ -164,8 +165,10 @@ def book_phrases(retriever: Retriever) -> BookPhrases:
             return known[1]
     chunks = retriever.chunk_payloads()
     labels = [label for c in chunks for label in (c.title, c.description, c.heading_text)]
-    # A term the book introduces in bold or italics ("This is a **rigid transform**: …") is named.
+    # A term the book introduces in bold or italics ("This is a **rigid transform**: …") or in quotes
+    # ("… does not produce a spike (a "derivative kick")") is named.
     labels += [a or b for c in chunks for a, b in EMPHASIS.findall(c.text)]
+    labels += [term for c in chunks for term in _QUOTED_TERM.findall(c.text) if len(term.split()) <= 4]
     pages = {c.doc_path: f"{c.title} {c.description}" for c in chunks}
     headed: dict[tuple[int, ...], list[tuple[str, str]]] = {}
     for c in chunks:

@@ -25,10 +25,11 @@ terms as well as that passage does: the wall question's answer went on to the la
 not simulations".
 
 A question that asks what something is ("What is odometry?", "What does the baseUrl setting do?")
-leads with the passage that defines it, when one scores near the best: a sentence "X is …" or a bold
-or italic introduction of X, the book's entry on X (the first prose of a section headed by X alone),
-or the opening of a section whose heading names X. "Odometry drifts, so…" scored above "Odometry
-applies the forward kinematics to measured rather than commanded wheel motion…".
+leads with the passage that defines it, when one scores near the best: a sentence "X is …", a bold
+or italic introduction of X or a table row X heads, the book's entry on X (the first prose of a
+section headed by X alone), or the opening of a section whose heading names X. "Odometry drifts,
+so…" scored above "Odometry applies the forward kinematics to measured rather than commanded wheel
+motion…".
 """
 
 from __future__ import annotations
@@ -202,17 +203,10 @@ def headed_by(heading: str, term: str) -> bool:
     wheel odometry model" for "wheel odometry model", or asks what it is: 'What is a "thunk"?'."""
     asked = defined_terms(heading.replace('"', ""))
     named = _ARTICLE.sub("", asked[0] if len(asked) == 1 else heading.strip())
-    words = re.findall(r"[\w-]+", named)
+    named_stems = stems(named)
     # Every word counts: "Using thunks" is a section about thunks, not the book's entry on them.
-    return (
-        bool(words)
-        and len(stems(named)) == len(words)
-        and stems(named)
-        in {
-            stems(term),
-            stems(spelled_apart(term)),
-        }
-    )
+    whole = bool(named_stems) and len(named_stems) == len(re.findall(r"[^\W_]+", named))
+    return whole and named_stems in {stems(term), stems(spelled_apart(term))}
 
 
 def plan_passages(

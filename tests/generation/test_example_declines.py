@@ -343,3 +343,14 @@ def test_a_term_the_book_introduces_in_quotes_is_not_named_only_in_passing_regre
     answer = ask(book, "What's the derivative kick?")
     assert answer.kind == "extractive", answer.text
     assert 'a "derivative kick"' in answer.text
+
+
+def test_show_me_the_code_after_a_question_quotes_that_topics_code_regression(book: Answerer) -> None:
+    """ "show me the code" after "How does the discrete PID work?" was declined: searched as asked,
+    it found no code about "show"."""
+    first = ask(book, "How does the discrete PID work?")
+    history = (Turn("user", "How does the discrete PID work?"), Turn("assistant", first.text))
+    answer = ask(book, "show me the code", history=history)
+    assert answer.kind == "extractive", answer.text
+    assert "```" in answer.text
+    assert answer.sources[0].heading == "A discrete-time PID in code"

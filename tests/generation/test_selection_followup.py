@@ -142,3 +142,15 @@ def test_a_follow_up_to_a_follow_up_keeps_the_topic_the_first_one_borrowed_regre
     # A question that stands on its own lends only its own topic.
     history = conversation("How do I add a blog?", "x", "How do I deploy to Netlify?", "y")
     assert fallback_query("and the sidebar?", history) == "and the sidebar? deploy Netlify"
+
+
+def test_a_follow_up_that_asks_only_for_a_form_of_the_answer_borrows_the_topic_regression() -> None:
+    """ "show me the code" after "How does the discrete PID work?" was searched as asked and declined on
+    the example book: "show" and "code" read as its topic. Words that ask for a form of the answer
+    (code, formula, diagram, steps, an example) name no topic of their own."""
+    history = conversation("How does the discrete PID work?", "A robot runs its controller [1].")
+    assert refers_back("show me the code", history)
+    assert fallback_query("show me the code", history) == "show me the code discrete PID"
+    assert refers_back("give me the formula", history)
+    assert not refers_back("show me the code for the Kalman filter", history)  # names its topic
+    assert not refers_back("show me the code", ())  # nothing to refer back to

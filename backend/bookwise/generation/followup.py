@@ -31,6 +31,12 @@ _TOKEN = re.compile(r"[\w.'-]+")
 # A capital letter alone names a quantity ("L", "R", "K"); "I" and "A" are words.
 _SYMBOL = re.compile(r"[B-HJ-Z]")
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
+# Words that ask for a form of the answer, not for a topic: "show me the code" after "How does the
+# discrete PID work?" asks for the PID's code.
+ANSWER_FORMS = frozenset(
+    "me us show give see write code snippet implementation formula formulas equation equations diagram "
+    "figure picture proof derivation steps step".split()
+)
 
 
 class Completer(Protocol):
@@ -49,7 +55,7 @@ class SearchQuery:
 def refers_back(question: str, history: Sequence[Turn]) -> bool:
     if not any(turn.role == "user" for turn in history):
         return False
-    return not names_a_topic(question) or bool(_REFERRING.search(question))
+    return topic_words(question) <= ANSWER_FORMS or bool(_REFERRING.search(question))
 
 
 def previous_topic(history: Sequence[Turn]) -> list[str]:

@@ -282,3 +282,14 @@ def test_what_does_an_option_do_leads_with_its_row_of_the_options_table_regressi
         question="What does the sidebarCollapsible option do?",
     )
     assert plan.quoted[0].text.startswith("| Name |")
+
+
+def test_code_does_not_define_a_term_regression() -> None:
+    """ "What does the Provider component do?" (redux) led with a code listing: its line "</Provider>,"
+    read as the appositive "X, the …, is"."""
+    listing = (
+        "First, let's look at the original file:\n\n"
+        "```js\nrender(\n  <Provider store={store}>\n    <App />\n  </Provider>,\n  root\n)\n```"
+    )
+    assert not defines(listing, "Creating the store", False, "Provider", strict=True)
+    assert defines("`Provider`, a component, is what makes the store available.", "x", False, "Provider")

@@ -43,6 +43,7 @@ from bookwise.generation.prompts import Turn
 from bookwise.generation.study import is_exercise_section
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
+from bookwise.retrieval.passages import split_units
 from bookwise.retrieval.snippets import flat
 from bookwise.retrieval.topics import defined_terms, spelled_apart, stems
 
@@ -126,6 +127,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     run = stems(term)
     if not run:
         return False
+    # Code says nothing about what X is: "</Provider>," read as "X, the …, is".
+    text = "\n\n".join(unit.text for unit in split_units(text) if unit.kind != "code")
     if any(cell.strip("` ").lower() == term.lower() for cell in _FIRST_CELL.findall(text)):
         return True  # a reference table's row: "| `BOOKWISE_DATA_DIR` | path | … | Where the index … |"
     runs = {run, stems(spelled_apart(term))}

@@ -354,3 +354,21 @@ def test_show_me_the_code_after_a_question_quotes_that_topics_code_regression(bo
     assert answer.kind == "extractive", answer.text
     assert "```" in answer.text
     assert answer.sources[0].heading == "A discrete-time PID in code"
+
+
+CURVATURE = (
+    "A little geometry shows that this arc has curvature `κ = 2·y_L / L²`, so the turn rate is `ω = v·κ`."
+)
+
+
+def test_a_greek_letter_asked_by_its_name_is_the_formulas_letter_regression(book: Answerer) -> None:
+    """ "what is kappa here?" about the selected curvature sentence was "not in the selection", and
+    "what is kappa in pure pursuit?" was declined: the book writes κ, never "kappa"."""
+    selected = {"mode": "selected_text", "selected_text": CURVATURE}
+    page = Page(url="/docs/control/path-following", heading_id="pure-pursuit")
+    answer = ask(book, "what is kappa here?", **selected, page=page)
+    assert answer.kind == "extractive", answer.text
+    assert "curvature `κ = 2·y_L / L²`" in answer.text
+    answer = ask(book, "what is kappa in pure pursuit?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "Pure pursuit"

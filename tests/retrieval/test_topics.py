@@ -7,6 +7,7 @@ import pytest
 from bookwise.retrieval.topics import (
     defined_terms,
     joined_forms,
+    letters_named,
     named_words,
     spelled_apart,
     stems,
@@ -168,3 +169,13 @@ def test_a_camel_case_name_spelled_apart_as_prose_spells_it() -> None:
     assert spelled_apart("baseUrl") == "base Url"
     assert spelled_apart("onBrokenLinks") == "on Broken Links"
     assert spelled_apart("odometry") == "odometry"
+
+
+def test_a_greek_letters_name_is_written_as_the_letter_where_the_text_has_only_the_letter() -> None:
+    written = {"κ", "Δ", "theta", "θ"}
+    holds = written.__contains__
+    assert letters_named("what is kappa here?", holds) == "what is κ here?"
+    assert letters_named("why Delta s?", holds) == "why Δ s?"  # the capital, where only it is written
+    assert letters_named("what is theta?", holds) == "what is theta?"  # the text says "theta" itself
+    assert letters_named("what is omega?", holds) == "what is omega?"  # no ω to write it as
+    assert letters_named("a kappaX alphabet", holds) == "a kappaX alphabet"  # whole words only

@@ -67,7 +67,8 @@ from bookwise.generation.selection import selection_source
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
-from bookwise.retrieval.topics import names_a_topic
+from bookwise.retrieval.snippets import words
+from bookwise.retrieval.topics import letters_named, names_a_topic
 from bookwise.settings import AnswererSettings
 from bookwise.validation import RequestLimits
 
@@ -175,6 +176,9 @@ class Answerer:
         question = " ".join(request.question.split())
         scope = request.effective_scope
         selection = request.selected_text.strip()
+        if selection:  # "what is kappa here?" asks about the selection's κ
+            written = set(words(selection)) | set(selection)
+            question = letters_named(question, written.__contains__)
         page_use = page_use_of(request, question)
         if page_use is not None or request.action != "ask":
             return await self.study_prep.prepare(request, question, page_use, started)
@@ -424,7 +428,7 @@ class Answerer:
                 return Written(section_silent_text(prepared.sources[0]), "not_covered")
             return Written(not_covered_answer(prepared.sources, prepared.unknown_names), "not_covered")
         if scope == "selection":
-            question = " ".join(prepared.request.question.split())
+            question = prepared.query.text  # as asked, a Greek letter's name written as the letter
             quoted = None if prepared.selection_missing else selection_answer(question, prepared.sources[0])
             return Written(quoted, "extractive") if quoted else Written(NOT_IN_SELECTION, "not_in_selection")
         assert prepared.passages is not None

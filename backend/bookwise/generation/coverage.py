@@ -21,8 +21,10 @@ from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.passages import passages_of
 from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever
 from bookwise.retrieval.topics import (
+    GREEK,
     PHRASE_WORDS,
     defined_terms,
+    letters_named,
     stems,
     topic_phrases,
     topic_words,
@@ -78,6 +80,7 @@ class BookPhrases:
     pages: Mapping[str, frozenset[int]]  # each page's title and description, by its doc_path
     known: frozenset[int]  # every stem of the book's text
     nominal: frozenset[str] = frozenset()  # the words that follow a determiner somewhere in the book
+    letters: frozenset[str] = frozenset()  # the Greek letters its formulas use (κ, θ, Δ)
     # The sections headed by each run of stems ("Reducers", "Glossary › Reducer"), as (page URL,
     # anchor), a page's title standing for its opening: where a "what is" question's term is defined.
     headed: Mapping[tuple[int, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict)
@@ -86,6 +89,7 @@ class BookPhrases:
     def of(
         cls, texts: Iterable[str], labels: Iterable[str], pages: Mapping[str, str] | None = None
     ) -> BookPhrases:
+        texts = list(texts)
         unique = {part.strip().lower() for text in texts for part in _SENTENCE.split(text) if part.strip()}
         vocabulary = {word for sentence in unique for word in _WORD.findall(sentence)}
         sentences = tuple(stems(sentence) for sentence in sorted(unique))
@@ -94,7 +98,12 @@ class BookPhrases:
         about = {path: frozenset(stems(text.lower())) for path, text in (pages or {}).items()}
         known = frozenset(i for sentence in sentences for i in sentence)
         nominal = frozenset(m.group(1) for sentence in unique for m in _AFTER_DETERMINER.finditer(sentence))
-        return cls(pairs, frozenset(vocabulary), sentences, named, about, known, nominal)
+        letters = frozenset(c for text in texts for c in text if c in GREEK)
+        return cls(pairs, frozenset(vocabulary), sentences, named, about, known, nominal, letters)
+
+    def writes(self, word_or_letter: str) -> bool:
+        """Whether the book writes this word or Greek letter anywhere."""
+        return word_or_letter in (self.letters if len(word_or_letter) == 1 else self.vocabulary)
 
     def spelled_as(self, word: str) -> str | None:
         """The book's word that ``word`` misspells, if one does: a letter too many or too few, two
@@ -343,6 +352,7 @@ async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -
         return query
     asked = set(result.absent_words if not result.sufficient_context else result.asked_unknown)
     book = await retriever.arun(functools.partial(book_phrases, retriever))
+    query = letters_named(query, book.writes)  # "kappa" for the book's κ, however the search went
     for word in result.absent_words:
         right = book.spelled_as(word)
         if right is not None and (word in asked or spelling_variant(word, right)):

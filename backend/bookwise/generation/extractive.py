@@ -19,6 +19,7 @@ from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import link_text, split_units
 from bookwise.retrieval.snippets import flat, sentences, words
+from bookwise.retrieval.topics import GREEK
 
 EXTRACTIVE_LABEL = (
     "*From the book: no language model is configured, so this is the book's own text that best "
@@ -318,9 +319,14 @@ def is_generic_ask(question: str) -> bool:
     return not (words(question) - GENERIC_ASK)
 
 
+def _terms(text: str) -> set[str]:
+    """``text``'s words and the Greek letters of its formulas ("what is κ here?" asks about κ)."""
+    return words(text) | (set(text) & GREEK)
+
+
 def _matching_sentences(question: str, text: str, limit: int) -> list[str]:
-    wanted = words(question)
-    scored = [(len(words(s) & wanted), -i, s) for i, s in enumerate(quotable_sentences(text))]
+    wanted = _terms(question)
+    scored = [(len(_terms(s) & wanted), -i, s) for i, s in enumerate(quotable_sentences(text))]
     best = sorted((item for item in scored if item[0] > 0), reverse=True)[:limit]
     return [s for _, _, s in sorted(best, key=lambda item: -item[1])]  # in reading order
 

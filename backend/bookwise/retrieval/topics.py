@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.retrieval.snippets import STOP_WORDS, words
@@ -277,6 +278,33 @@ def without_role(phrase: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+# A letter's name as a reader types it ("what is kappa here?") for the letter a formula writes (κ).
+GREEK_LETTERS = {
+    name: chr(0x3B1 + i)
+    for i, name in enumerate(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+        "sigmaf sigma tau upsilon phi chi psi omega".split()
+    )
+    if name != "sigmaf"  # U+03C2, the final sigma, has no name of its own
+}
+GREEK = frozenset(c for small in GREEK_LETTERS.values() for c in (small, small.upper()))
+_GREEK_NAME = re.compile(rf"\b(?:{'|'.join(GREEK_LETTERS)})\b", re.IGNORECASE)
+
+
+def letters_named(query: str, holds: Callable[[str], bool]) -> str:
+    """``query`` with each Greek letter's name ("kappa") written as the letter (κ) where ``holds``
+    the letter but not the name: "what is kappa here?" asks about the formula's κ."""
+
+    def letter(match: re.Match[str]) -> str:
+        name = match.group(0)
+        small = GREEK_LETTERS[name.lower()]
+        if holds(name.lower()):
+            return name
+        return next((symbol for symbol in (small, small.upper()) if holds(symbol)), name)
+
+    return _GREEK_NAME.sub(letter, query)
 
 
 def spelled_apart(term: str) -> str:

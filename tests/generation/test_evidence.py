@@ -293,3 +293,20 @@ def test_code_does_not_define_a_term_regression() -> None:
     )
     assert not defines(listing, "Creating the store", False, "Provider", strict=True)
     assert defines("`Provider`, a component, is what makes the store available.", "x", False, "Provider")
+
+
+def test_show_me_the_code_leads_with_a_passage_of_code_regression(section: SectionFactory) -> None:
+    """ "show me the code" after "What's the derivative kick?" quoted the book's note on how it writes
+    formulas ("… plain text or inline code …") over the PID's listing, which scored a little lower."""
+    sources = [section("Conventions", "x", 1), section("A discrete-time PID in code", "y", 2)]
+    note = scored(0, "Formulas are written as plain text or inline code.", 0.8)
+    listing = ScoredPassage(
+        Passage(1, "```python\nclass PID:\n    pass\n```", ("code",), 1), 0.6, dense=0.5, coverage=0.3
+    )
+    plan = plan_passages(
+        [note, listing], sources, (), retrieval_sufficient=True, question="show me the code PID"
+    )
+    assert plan.quoted[0].text.startswith("```python")
+    for question in ("How are formulas written?", "My code blocks render as plain text"):
+        plan = plan_passages([note, listing], sources, (), retrieval_sufficient=True, question=question)
+        assert plan.quoted[0].text.startswith("Formulas"), question

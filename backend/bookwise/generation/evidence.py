@@ -67,6 +67,12 @@ _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# "show me the code", "give me some code": a request for code itself ("My C# code blocks render as
+# plain text" asks about code blocks, and is answered as any question).
+_ASKS_FOR_CODE = re.compile(
+    r"^(?:show|give|send)(?: me| us)?(?: the| some| a| its)? (?:code|snippet|implementation|listing)\b",
+    re.IGNORECASE,
+)
 _FIRST_CELL = re.compile(r"^\|([^|\n]+)\|(?=[^\n]*\|)", re.MULTILINE)  # a table row's first cell
 # Prose that opens with a word, not a box's bold label ("**Warning**") or an italic caption
 # ("_Articles discussing ways to write reducer functions_" over a reading list).
@@ -201,6 +207,17 @@ def _definition_first(
     return fresh
 
 
+def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
+    """``fresh`` with the best passage that shows code first, when ``question`` asks for code and one
+    scores near the best: "show me the code" after a question about the discrete PID quoted the book's
+    note on how it writes formulas ("… plain text or inline code …") over the PID's listing."""
+    if not fresh or not _ASKS_FOR_CODE.match(question.strip()):
+        return fresh
+    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
+    shown = next((p for p in near if "code" in p.passage.kinds), None)
+    return fresh if shown is None else [shown, *(p for p in fresh if p is not shown)]
+
+
 def headed_by(heading: str, term: str) -> bool:
     """Whether ``heading`` names ``term`` and nothing else: "`trailingSlash`", "Odometry", "The
     wheel odometry model" for "wheel odometry model", or asks what it is: 'What is a "thunk"?'."""
@@ -239,7 +256,7 @@ def plan_passages(
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    lead = _definition_first(fresh, sources, question)
+    lead = _code_first(_definition_first(fresh, sources, question), question)
     chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}

@@ -35,7 +35,7 @@ motion…".
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bookwise.generation.extractive import Quoted, asks, choose, rows_asked_about
@@ -165,15 +165,10 @@ def _definition_first(
     terms = defined_terms(question)
     if not terms or not fresh:
         return fresh
-    firsts: dict[int, int] = {}
-    for p in fresh:
-        key = p.passage.section
-        firsts[key] = min(firsts.get(key, p.passage.position), p.passage.position)
-    openings: dict[int, int] = {}
-    for p in fresh:
-        if "prose" in p.passage.kinds and _PLAIN_LEAD.match(p.passage.text):
-            key = p.passage.section
-            openings[key] = min(openings.get(key, p.passage.position), p.passage.position)
+    firsts = _first_positions(fresh)
+    openings = _first_positions(
+        p for p in fresh if "prose" in p.passage.kinds and _PLAIN_LEAD.match(p.passage.text)
+    )
     near = [p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN]
 
     def says_it(p: ScoredPassage) -> bool:
@@ -182,7 +177,7 @@ def _definition_first(
 
     def says_it_under_it(p: ScoredPassage) -> bool:
         heading = stems(sources[p.passage.section].heading_text)
-        return says_it(p) and any(_within(stems(term), heading) for term in terms)
+        return any(_within(stems(term), heading) for term in terms) and says_it(p)
 
     def opens_its_reference(p: ScoredPassage) -> bool:
         heading = sources[p.passage.section].heading_text
@@ -203,8 +198,21 @@ def _definition_first(
     for test in (says_it_under_it, opens_its_reference, says_it, opens_a_section_on_it):
         for p in near:
             if test(p):
-                return [p, *(q for q in fresh if q is not p)]
+                return _leading(p, fresh)
     return fresh
+
+
+def _first_positions(passages: Iterable[ScoredPassage]) -> dict[int, int]:
+    """Each section's first position among ``passages``."""
+    firsts: dict[int, int] = {}
+    for p in passages:
+        key = p.passage.section
+        firsts[key] = min(firsts.get(key, p.passage.position), p.passage.position)
+    return firsts
+
+
+def _leading(chosen: ScoredPassage, fresh: list[ScoredPassage]) -> list[ScoredPassage]:
+    return [chosen, *(p for p in fresh if p is not chosen)]
 
 
 def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
@@ -215,7 +223,7 @@ def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
         return fresh
     near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
     shown = next((p for p in near if "code" in p.passage.kinds), None)
-    return fresh if shown is None else [shown, *(p for p in fresh if p is not shown)]
+    return fresh if shown is None else _leading(shown, fresh)
 
 
 def headed_by(heading: str, term: str) -> bool:

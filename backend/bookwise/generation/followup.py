@@ -31,8 +31,8 @@ _TOKEN = re.compile(r"[\w.'-]+")
 # A capital letter alone names a quantity ("L", "R", "K"); "I" and "A" are words.
 _SYMBOL = re.compile(r"[B-HJ-Z]")
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
-# Words that ask for a form of the answer, not for a topic: "show me the code" after "How does the
-# discrete PID work?" asks for the PID's code.
+# Words that ask for a form of the answer (and whom to show it), not for a topic: "show me the code"
+# after "How does the discrete PID work?" asks for the PID's code.
 ANSWER_FORMS = frozenset(
     "me us show give see write code snippet implementation formula formulas equation equations diagram "
     "figure picture proof derivation steps step".split()

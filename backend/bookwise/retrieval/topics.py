@@ -281,14 +281,14 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 # A letter's name as a reader types it ("what is kappa here?") for the letter a formula writes (κ).
-GREEK_LETTERS = {
-    name: chr(0x3B1 + i)
-    for i, name in enumerate(
+GREEK_LETTERS = dict(
+    zip(
         "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
-        "sigmaf sigma tau upsilon phi chi psi omega".split()
+        "sigma tau upsilon phi chi psi omega".split(),
+        "αβγδεζηθικλμνξοπρστυφχψω",
+        strict=True,
     )
-    if name != "sigmaf"  # U+03C2, the final sigma, has no name of its own
-}
+)
 GREEK = frozenset(c for small in GREEK_LETTERS.values() for c in (small, small.upper()))
 _GREEK_NAME = re.compile(rf"\b(?:{'|'.join(GREEK_LETTERS)})\b", re.IGNORECASE)
 

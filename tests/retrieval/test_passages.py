@@ -167,6 +167,14 @@ def test_a_link_shown_as_code_was_cut_to_its_text_regression() -> None:
     assert "``a ` tick [x](y.md)``" in passage.text
 
 
+def test_an_html_comment_shown_as_code_was_quoted_as_empty_code_regression() -> None:
+    """ "Use the `<!--truncate-->` marker in your blog post" was quoted as "Use the `` marker": HTML
+    comments are dropped from quotes, and that ran inside code spans too. A comment in prose still goes."""
+    text = "Use the `<!--truncate-->` marker<!-- a note -->. Above ``<!-- x -->`` is the summary."
+    (passage,) = passages_of(text)
+    assert passage.text == "Use the `<!--truncate-->` marker. Above ``<!-- x -->`` is the summary."
+
+
 def test_a_quote_stops_at_the_formula_before_the_sentence_that_defines_its_terms_regression() -> None:
     """ "A simple but powerful model of a sensor is", `z = x + bias + noise`, then "where `x` is the
     true value, the **bias** is…": the last part opens in lower case and was never quoted."""

@@ -30,7 +30,9 @@ _GAP = "…"
 # (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
 # Inside a code span it is an example of the syntax (`[page](../plugins)`), and stays whole.
 _LINK_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# An HTML comment renders nothing, but inside a code span it is what the book shows: "Use the
+# `<!--truncate-->` marker" was quoted as "Use the `` marker".
+_COMMENT_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|<!--.*?-->", re.S)
 # A paragraph of images alone: its alt text is a caption ("The widget on the example textbook, light
 # theme"), not something the book says, and read as text it answered "How do I change the widget's colors?".
 _IMAGES_ONLY = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?)+\s*$")
@@ -86,7 +88,7 @@ def link_text(markdown: str) -> str:
 def clean(markdown: str) -> str:
     """Links and images keep only their text (a source path is no site URL; an image would load from
     anywhere), HTML comments go: what is safe and meaningful to quote."""
-    return link_text(_HTML_COMMENT.sub("", markdown))
+    return link_text(_COMMENT_OR_CODE.sub(lambda m: m.group("code") or "", markdown))
 
 
 def split_units(markdown: str) -> list[Unit]:

@@ -94,3 +94,22 @@ def test_private_copy_of_a_killed_reader_is_removed_by_the_next_ingest(tmp_path:
     finally:
         owner.kill()
         owner.communicate()
+
+
+def test_a_second_reader_copies_the_shard_while_its_opener_writes_a_file_regression(tmp_path: Path) -> None:
+    """Two `bookwise eval` processes opened one index at once and the second failed with
+    store_unavailable, "No such file or directory: shard/.atomicwriteLseIuZ": the first had a file in
+    flight (written aside, then renamed over its target), gone before the copy reached it. Such a file
+    is not copied. A dangling link stands for it: listed, then nothing there to read."""
+    settings = build_book(tmp_path)
+    shard = settings.data_dir / "index" / "generations" / live(settings.data_dir) / "shard"
+    owner, generation = start_reader(settings.data_dir)  # opens the shard in place
+    (shard / ".atomicwriteLseIuZ").symlink_to(tmp_path / "renamed-away")
+    copier, served = start_reader(settings.data_dir)  # serves a private copy
+    try:
+        assert served == generation
+        assert refresh(copier) == generation
+    finally:
+        for process in (owner, copier):
+            process.kill()
+            process.communicate()

@@ -41,6 +41,12 @@ def edge_filter(filters: Filters | None) -> qe.Filter | None:
     return qe.Filter(must=conditions) if conditions else None
 
 
+# A file the shard's opener is writing, renamed over its target when done: it may vanish while a copy
+# lists the directory ("No such file or directory: shard/.atomicwriteLseIuZ" failed a second reader),
+# and the copy needs only the target.
+_IN_FLIGHT = shutil.ignore_patterns(".atomicwrite*")
+
+
 @dataclass
 class _Loaded:
     """One open generation: its shard, the private copy it may come from, and the locks that pin it.
@@ -174,7 +180,7 @@ class EdgeReader:
         generation = directory.name
         copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
         try:
-            shutil.copytree(directory / "shard", copy / "shard")
+            shutil.copytree(directory / "shard", copy / "shard", ignore=_IN_FLIGHT)
             shard = qe.EdgeShard.load(str(copy / "shard"))
         except BaseException:
             shutil.rmtree(copy, ignore_errors=True)
@@ -203,7 +209,7 @@ class EdgeReader:
         assert owner is not None  # a blocking lock on a directory nobody else knows yet
         try:
             with locked(directory / "manifest.json", fcntl.LOCK_SH):  # not while the opener rewrites
-                shutil.copytree(directory / "shard", copy / "shard")
+                shutil.copytree(directory / "shard", copy / "shard", ignore=_IN_FLIGHT)
             shard = qe.EdgeShard.load(str(copy / "shard"))
         except BaseException:
             shutil.rmtree(copy, ignore_errors=True)

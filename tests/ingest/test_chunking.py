@@ -128,3 +128,16 @@ def test_a_paragraph_overlap_still_repeats_whole_sentences() -> None:
     )
     assert all(c.text.startswith("Sentence ") for c in chunks)
     assert all(c.text.split(" ")[1] != chunks[0].text.split(" ")[1] for c in chunks[1:])
+
+
+def test_a_chunk_opened_inside_a_code_span_regression() -> None:
+    """The manual's "A client's own `X-Request-ID` (8 to 64 of `A-Z a-z 0-9 . _ -`) is for correlation
+    only" was cut after "0-9 ." (a full stop, a space, then "_"), so a chunk and the quote taken from it
+    opened on "_ -`) is for correlation only". A sentence never ends inside a code span."""
+    target = "A client's own `X-Request-ID` (8 to 64 of `A-Z a-z 0-9 . _ -`) is for correlation only."
+    paragraph = f"{sentences(1)} {target} {sentences(6)}"
+    chunks = chunk_blocks(
+        (Block(paragraph, 0, 1),), budget=45, overlap=0, min_tokens=0, hard_limit=60, count=count
+    )
+    assert not any(c.text.startswith("_ -`)") for c in chunks)
+    assert [c.text for c in chunks if target in c.text][0].startswith(target)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bookwise.ingest.blocks import LIST_ITEM_MARKER
+from bookwise.ingest.markdown import code_spans
 from bookwise.ingest.models import Block
 
 TokenCounter = Callable[[str], int]
@@ -185,8 +186,24 @@ def _prose_parts(text: str) -> list[tuple[str, str]]:
     return [
         (sentence, " " if n else "\n")
         for item in _LIST_ITEM.split(text)
-        for n, sentence in enumerate(_SENTENCE_END.split(item))
+        for n, sentence in enumerate(_sentences(item))
     ]
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence's end, except inside a code span: "(8 to 64 of
+    `A-Z a-z 0-9 . _ -`) is for correlation only" was cut after its ". " and quoted from "_ -`)"."""
+    spans = code_spans(text) if "`" in text else []
+    opens = [start for start, _ in spans]
+
+    def in_code(at: int) -> bool:
+        n = bisect.bisect_right(opens, at) - 1  # the last span opening before ``at``
+        return n >= 0 and at < spans[n][1]
+
+    cuts = [m for m in _SENTENCE_END.finditer(text) if not in_code(m.start())]
+    starts = [0, *(m.end() for m in cuts)]
+    ends = [*(m.start() for m in cuts), len(text)]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
 def _chars(piece: Piece) -> int:

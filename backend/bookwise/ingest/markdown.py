@@ -16,7 +16,7 @@ _JSX_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s(?:[^<>{}]|\{[^{}]*\})*)?/?>")
 _BACKTICKS = re.compile(r"`+")
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
+def code_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each inline code span: a backtick run closed by a run of the same length."""
     runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
     by_width: dict[int, list[int]] = {}  # width → indexes in ``runs``, ascending
@@ -63,7 +63,7 @@ def strip_jsx(text: str) -> str:
     if "`" not in text:
         return _strip_tags(text)
     out, position = [], 0
-    for start, end in _code_spans(text):
+    for start, end in code_spans(text):
         out.append(_strip_tags(text[position:start]))
         out.append(text[start:end])  # `<Provider>` is code the reader sees, not a tag
         position = end

@@ -198,6 +198,18 @@ def test_if_x_is_set_to_false_does_not_define_x_regression() -> None:
     assert defines("`trailingSlash` is a boolean that adds a slash.", "Options", False, "trailingSlash")
 
 
+def test_an_acronym_is_defined_by_the_compound_it_abbreviates_regression() -> None:
+    """ "What is a PID controller?" on the example book opened with the introduction's "The PID control
+    chapter introduces feedback", and "what's PID?" with a code listing, over "The
+    proportional-integral-derivative controller is by far the most widely used feedback law": the
+    book spells the acronym out as a hyphenated compound."""
+    sentence = "The proportional-integral-derivative controller is by far the most widely used feedback law."
+    assert defines(sentence, "The PID controller", False, "PID controller", strict=True)
+    assert defines(sentence, "The PID controller", False, "PID", strict=True)
+    assert not defines(sentence, "The PID controller", False, "PD", strict=True)
+    assert not defines("The PID control chapter introduces feedback.", "Module 3", False, "PID", strict=True)
+
+
 def test_a_camel_case_name_is_defined_by_prose_that_spells_it_apart() -> None:
     assert defines("The base URL is the path segment after the url.", "Routing", False, "baseUrl")
     assert not defines("Set `baseUrl` to '/metro/'.", "Routing", False, "baseUrl")

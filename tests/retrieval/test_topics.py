@@ -106,6 +106,7 @@ def test_regression_noun_followed_by_a_verb_read_as_a_name_the_book_never_uses()
         ("What's the Kalman gain?", ["Kalman gain"]),
         ("What is the difference between bias and noise in a sensor reading?", ["bias", "noise"]),
         ("What does Ku mean?", ["Ku"]),
+        ("What does PID stand for?", ["PID"]),
         ("What is a step-by-step way to pick the gains of the wheel speed loop?", []),
         ("How does the integral term work?", []),
     ],

@@ -145,17 +145,30 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
         words = re.findall(r"[\w-]+|,", lead.lower())
         if not words or not stems(words[0]):
             continue  # "If `trailingSlash` is set to `false`, …" uses X; the sentence must open with X
+        # "The proportional-integral-derivative controller is …" defines the "PID controller", and
+        # "PID" too: an acronym names the compound with the noun it qualifies.
+        initials = [_initials(word) for word in words]
         for end in range(1, min(len(words), 6)):
-            if stems(" ".join(words[:end])) not in runs:
+            spelled = stems(" ".join(words[:end])) in runs
+            if not spelled and stems(" ".join(initials[:end])) not in runs:
                 continue
             after = words[end] if end < len(words) else ""
             if after in _IS or after == ",":
+                return True
+            noun_then = words[end + 1] if end + 1 < len(words) else ""
+            if not spelled and initials[end - 1] != words[end - 1] and noun_then in _IS:
                 return True
     if strict:  # the text's own words only, not its heading
         return False
     named = stems(heading)
     asked = heading.split()[:1] and heading.split()[0].lower() in _QUESTION_HEADING
     return first_of_section and not asked and _within(run, named) and _within(run, stems(text))
+
+
+def _initials(word: str) -> str:
+    """A hyphenated compound as the acronym of its parts ("proportional-integral-derivative": "pid")."""
+    parts = [part for part in word.split("-") if part]
+    return "".join(part[0] for part in parts) if len(parts) > 1 else word
 
 
 def _definition_first(

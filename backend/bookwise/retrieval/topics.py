@@ -252,6 +252,7 @@ _DEFINITION = re.compile(
     r"^(?:what|who)(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<is>[^?]+?)\s*\??$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<mean>[^?]+?)\s+mean\s*\??$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<do>[^?]+?)\s+do\s*\??$"
+    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<stand>[^?]+?)\s+stands?\s+for\s*\??$"
     r"|^define\s+(?:an?\s+|the\s+)?(?P<define>[^?.]+?)\s*[.?]?$",
     re.IGNORECASE,
 )

@@ -203,3 +203,20 @@ def test_an_image_alone_is_no_passage_regression() -> None:
         "Bookwise answers questions on the page.",
         "Click the launcher button to open the panel.",
     ]
+
+
+def test_a_list_of_links_alone_was_quoted_as_titles_that_point_nowhere_regression() -> None:
+    """ "Why should reducers be pure?" (redux) quoted "**Discussions** - Reddit: Why Redux Needs Reducers
+    To Be Pure Functions", a FAQ's "Further information" list: quotes keep a link's text only, so a list
+    of links alone says nothing and leads nowhere. A list that says something beside its links stays."""
+    text = (
+        "Reducers must be pure functions with no side effects.\n\n**Discussions**\n\n"
+        "- [Reddit: Why Redux Needs Reducers To Be Pure Functions](https://www.reddit.com/r/x)\n"
+        "- [Stack Overflow: Pure reducers](https://stackoverflow.com/q/1).\n\n"
+        "1. [First](a.md)\n2. [Second](b.md)\n\n"
+        "- [Immer](https://immerjs.github.io), which lets reducers mutate a draft"
+    )
+    assert [p.text for p in passages_of(text)] == [
+        "Reducers must be pure functions with no side effects.",
+        "- Immer, which lets reducers mutate a draft",
+    ]

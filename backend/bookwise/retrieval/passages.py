@@ -36,6 +36,9 @@ _COMMENT_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|<!--.*?
 # A paragraph of images alone: its alt text is a caption ("The widget on the example textbook, light
 # theme"), not something the book says, and read as text it answered "How do I change the widget's colors?".
 _IMAGES_ONLY = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?)+\s*$")
+# A list item that is a link and nothing else ("- [Reddit: Why Redux Needs Reducers To Be Pure
+# Functions](https://…)", a "Further information" list): quoted as its text, it points nowhere.
+_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)[.,;]?\s*$")
 _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
 _CLOSERS = "\"'”’)*_`"
@@ -80,6 +83,11 @@ def _kind(block: str) -> UnitKind:
     return "prose"
 
 
+def _links_only(block: str) -> bool:
+    lines = [line for line in block.split("\n") if line.strip()]
+    return bool(lines) and all(_LINK_ITEM.match(line) for line in lines)
+
+
 def link_text(markdown: str) -> str:
     """Links and images as their text, except where a code span shows the syntax itself."""
     return _LINK_OR_CODE.sub(lambda m: m.group("code") or m.group("text"), markdown)
@@ -105,6 +113,10 @@ def _units_of(markdown: str) -> tuple[Unit, ...]:
         if not text or _IMAGES_ONLY.match(block):
             continue
         previous = units[-1] if units else None
+        if _links_only(block) and (previous is None or previous.kind != "list"):
+            if previous is not None and previous.kind == "label":
+                units.pop()  # "**Discussions**" goes with its links
+            continue
         continues_list = kind == "list" or (kind == "prose" and block.startswith(("  ", "\t")))
         if previous is not None and previous.kind == "list" and continues_list:
             units[-1] = Unit("list", f"{previous.text}\n\n{text}")

@@ -94,3 +94,13 @@ def closed_port_url() -> str:
     port = sock.getsockname()[1]
     sock.close()
     return f"http://{HOST}:{port}"
+
+
+def away_from_a_minute_boundary(burst_s: float = 10.0) -> None:
+    """Wait, if need be, until a burst of requests taking at most ``burst_s`` fits in one minute. The
+    sliding window weighs the previous minute by how much of it is left and rounds down, so a burst that
+    straddles a boundary is counted as one request less: "the third request is refused" failed at
+    hh:mm:59."""
+    into = time.time() % 60
+    if into > 60 - burst_s:
+        time.sleep(60.5 - into)

@@ -21,6 +21,7 @@ from apiserver import build_book, parse_sse, running_api
 from bookwise.settings import Settings
 from fakellm import FakeLLM
 from nginx import free_port, make_certificate, recipe_for_test, running_nginx, site_served_by_bookwise
+from servers import away_from_a_minute_boundary
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 SEARCH = {"query": "quokka burrow"}
@@ -155,6 +156,7 @@ def test_client_address_comes_from_trusted_nginx_and_spoofed_hops_are_skipped(
     settings = book(tmp_path, trusted_proxies=["127.0.0.1"], rate_limit_per_minute=1)
     with behind_nginx(tmp_path, settings) as proxied:
         with proxied.client("127.0.0.2") as one, proxied.client("127.0.0.3") as other:
+            away_from_a_minute_boundary()
             first = one.post(f"{proxied.site}/api/search", json=SEARCH)
             # Two readers behind one nginx are two clients: each has its own limit.
             second = other.post(f"{proxied.site}/api/search", json=SEARCH)
@@ -172,6 +174,7 @@ def test_nginx_not_in_trusted_proxies_is_one_client_on_http(tmp_path: Path) -> N
     settings = book(tmp_path, rate_limit_per_minute=1)
     with behind_nginx(tmp_path, settings) as proxied:
         with proxied.client("127.0.0.2") as one, proxied.client("127.0.0.3") as other:
+            away_from_a_minute_boundary()
             refused = one.post(f"{proxied.site}/api/search", json=SEARCH, headers={"Origin": proxied.site})
             first = one.post(f"{proxied.site}/api/search", json=SEARCH)
             second = other.post(f"{proxied.site}/api/search", json=SEARCH)
@@ -187,6 +190,7 @@ def test_spoofed_forwarded_headers_from_an_untrusted_direct_peer_are_ignored(tmp
     with behind_nginx(tmp_path, settings) as proxied:
         https_self = proxied.api.replace("http://", "https://")
         with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.4"), timeout=10) as direct:
+            away_from_a_minute_boundary()
             spoofed_scheme = direct.post(
                 f"{proxied.api}/api/search",
                 json=SEARCH,

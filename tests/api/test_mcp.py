@@ -26,6 +26,7 @@ from bookwise.settings import Settings
 from bookwise.validation import RequestLimits
 from docusite import FIXTURE_SITE, read_built_pages, unresolved
 from examplesite import EXAMPLE_SITE, build_example, index_example
+from servers import away_from_a_minute_boundary
 
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 TITLE = "Quokka Care"
@@ -192,6 +193,7 @@ def test_mcp_answers_a_plain_json_rpc_client(api: str) -> None:
 def test_mcp_is_rate_limited(tmp_path: Path) -> None:
     settings = build_book(tmp_path, rate_limit_per_minute=2)
     with running_api(settings) as url:
+        away_from_a_minute_boundary()
         statuses = [
             httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code for _ in range(3)
         ]

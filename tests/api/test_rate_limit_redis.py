@@ -10,7 +10,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,17 +22,9 @@ from apiserver import build_book, wait_until_serving
 from bookwise.api.limits import RateLimiter
 from bookwise.errors import RateLimitedError
 from redisserver import RedisServer, running_redis
-from servers import HOST, closed_port_url
+from servers import HOST, away_from_a_minute_boundary, closed_port_url
 
 BOOKWISE = [sys.executable, "-m", "bookwise.cli"]
-
-
-def away_from_a_minute_boundary() -> None:
-    """The sliding window weighs the previous minute by how much of it is left: a burst that straddles
-    a boundary may be counted as one request less. A few seconds' wait keeps the tests exact."""
-    into = time.time() % 60
-    if into > 57:
-        time.sleep(60.5 - into)
 
 
 async def outcomes(limiter: RateLimiter, client: str, n: int) -> list[int]:

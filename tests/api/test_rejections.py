@@ -12,6 +12,7 @@ import pytest
 
 from apiserver import build_book, chat, parse_sse, running_api
 from fakellm import FakeLLM
+from servers import away_from_a_minute_boundary
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 SITE = "https://docs.example.org"
@@ -174,6 +175,7 @@ def test_rate_limit_per_client_with_retry_after(
 ) -> None:
     settings = build_book(tmp_path, llm_base_url=llm_server[1], rate_limit_per_minute=2)
     with running_api(settings) as url:
+        away_from_a_minute_boundary()
         assert chat(url, QUESTION).status == 200
         assert httpx.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 200
         response = post(url, json=QUESTION)
@@ -186,6 +188,7 @@ def test_rate_limit_per_client_with_retry_after(
 def test_forwarded_for_is_believed_only_from_trusted_proxies(tmp_path: Path) -> None:
     trusted = build_book(tmp_path / "a", rate_limit_per_minute=1, trusted_proxies=["127.0.0.0/8"])
     with running_api(trusted) as url:
+        away_from_a_minute_boundary()
         first = post(url, json=QUESTION, headers={"X-Forwarded-For": "203.0.113.7"})
         other = post(url, json=QUESTION, headers={"X-Forwarded-For": "203.0.113.8"})
         # A client cannot escape its limit by prepending a fake hop: the proxy appended the real one.
@@ -195,6 +198,7 @@ def test_forwarded_for_is_believed_only_from_trusted_proxies(tmp_path: Path) -> 
 
     untrusted = build_book(tmp_path / "b", rate_limit_per_minute=1)
     with running_api(untrusted) as url:
+        away_from_a_minute_boundary()
         assert post(url, json=QUESTION, headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 200
         spoofed = post(url, json=QUESTION, headers={"X-Forwarded-For": "203.0.113.8"})
     assert_rejected(spoofed, 429, "rate_limited")

@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from apiserver import build_book, chat, running_api
 from bookwise.api.limits import client_key
 from bookwise.settings import Settings
+from servers import away_from_a_minute_boundary
 
 QUESTION = {"question": "What do quokkas eat in the morning?"}
 TOKEN = "admin-token-0123456789"
@@ -84,6 +85,7 @@ def test_suggestions_and_insights_gets_are_rate_limited(tmp_path: Path, path: st
     settings = build_book(tmp_path, rate_limit_per_minute=PER_MINUTE, admin_token=TOKEN)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     with running_api(settings) as running:
+        away_from_a_minute_boundary()
         codes = [
             httpx.get(f"{running}{path}", headers=headers, timeout=30).status_code
             for _ in range(PER_MINUTE + 1)
@@ -118,6 +120,7 @@ def test_address_spellings_through_a_trusted_proxy_share_one_rate_limit_bucket(t
     settings = build_book(tmp_path, rate_limit_per_minute=3, trusted_proxies=["127.0.0.1"])
     spellings = ["2001:DB8::1", "2001:0db8::0001", "2001:db8:0:0:0:0:0:1", "2001:db8::1"]
     with running_api(settings) as running:
+        away_from_a_minute_boundary()
         codes = [
             httpx.post(
                 f"{running}/api/search",
@@ -168,6 +171,7 @@ def test_readers_the_widget_names_behind_one_address_each_get_the_rate(tmp_path:
         ).status_code
 
     with running_api(settings) as running:
+        away_from_a_minute_boundary()
         named = [search(running, f"student-{n}-0123456789") for n in (1, 1, 2, 2, 3)]
         over = search(running, "student-1-0123456789")
         ceiling = search(running, "student-4-0123456789")

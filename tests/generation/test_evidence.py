@@ -322,3 +322,31 @@ def test_show_me_the_code_leads_with_a_passage_of_code_regression(section: Secti
     for question in ("How are formulas written?", "My code blocks render as plain text"):
         plan = plan_passages([note, listing], sources, (), retrieval_sufficient=True, question=question)
         assert plan.quoted[0].text.startswith("Formulas"), question
+
+
+def test_bare_code_quoted_first_over_the_sentence_that_says_how_regression(section: SectionFactory) -> None:
+    """ "In code samples I'd like to flag the line that throws with a red background, using a comment like
+    `// This will error`" (docusaurus-docs) quoted a CSS rule alone first, then the example's Markdown,
+    and "You can declare custom magic comments through theme config" last, though it scored close.
+    Bare code leads only when nothing said in words scores near it, or when code is asked for."""
+    sources = [section("Custom magic comments", "x", 3)]
+    css = ScoredPassage(
+        Passage(0, "```css\n.code-block-error-line {\n  color: red;\n}\n```", ("code",), 3),
+        0.68,
+        dense=0.55,
+        coverage=0.24,
+    )
+    said = ScoredPassage(
+        Passage(0, "You can declare custom magic comments through theme config.", ("prose",), 0),
+        0.62,
+        dense=0.51,
+        coverage=0.19,
+    )
+    question = "I'd like to flag the line that throws with a red background. Is that possible?"
+    plan = plan_passages([css, said], sources, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("You can declare custom magic comments")
+    plan = plan_passages([css, said], sources, (), retrieval_sufficient=True, question="show me the code")
+    assert plan.quoted[0].text.startswith("```css")
+    far = ScoredPassage(said.passage, 0.5, dense=0.4, coverage=0.1)
+    plan = plan_passages([css, far], sources, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("```css")

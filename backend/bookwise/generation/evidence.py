@@ -62,6 +62,7 @@ _WARNING_BOX = re.compile(r"^\*\*(?:danger|warning|caution)\b", re.IGNORECASE)
 # A passage that defines what the question asks about leads when it scores this close to the best one
 # (the margin within which a further passage is quoted at all).
 DEFINITION_MARGIN = 0.3
+BARE_CODE_MARGIN = 0.1  # bare code leads unless a passage in words scores this close to it
 EMPHASIS = re.compile(r"\*\*([^*\n]{1,60})\*\*|(?<![*\w])[*_]([^*_\n]{1,60})[*_](?![*\w])")
 _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
@@ -239,6 +240,18 @@ def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
     return fresh if shown is None else _leading(shown, fresh)
 
 
+def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
+    """``fresh`` with the best passage that says something in words first, when the best is bare code
+    and ``question`` does not ask for code: "flag the line that throws with a red background, using a
+    comment like `// This will error`" quoted a CSS rule alone first and the book's "You can declare
+    custom magic comments through theme config", with its config, last."""
+    if not fresh or fresh[0].passage.kinds != ("code",) or _ASKS_FOR_CODE.match(question.strip()):
+        return fresh
+    near = (p for p in fresh if p.score >= fresh[0].score - BARE_CODE_MARGIN)
+    said = next((p for p in near if p.passage.has_prose), None)
+    return fresh if said is None else _leading(said, fresh)
+
+
 def headed_by(heading: str, term: str) -> bool:
     """Whether ``heading`` names ``term`` and nothing else: "`trailingSlash`", "Odometry", "The
     wheel odometry model" for "wheel odometry model", or asks what it is: 'What is a "thunk"?'."""
@@ -277,7 +290,7 @@ def plan_passages(
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    lead = _code_first(_definition_first(fresh, sources, question), question)
+    lead = _code_first(_said_first(_definition_first(fresh, sources, question), question), question)
     chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}

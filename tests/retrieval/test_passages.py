@@ -220,3 +220,21 @@ def test_a_list_of_links_alone_was_quoted_as_titles_that_point_nowhere_regressio
         "Reducers must be pure functions with no side effects.",
         "- Immer, which lets reducers mutate a draft",
     ]
+
+
+def test_a_pointer_to_another_page_outranked_the_page_it_points_to_regression() -> None:
+    """ "How do I put Bookwise behind an nginx proxy?" on the manual quoted the container page's "Put a
+    reverse proxy in front for TLS (Deploying behind nginx)" first, not the section it links to: its link
+    text held every word of the question. A link to another page of the book says where to read on, so
+    its words are not what the passage says (``said``, what term coverage reads); a link off the site,
+    and a link shown as code, are the passage's own words."""
+    text = (
+        "Put a reverse proxy in front for TLS ([Deploying behind nginx](operations.md#nginx)). "
+        "See [the nginx docs](https://nginx.org/en/docs/) and `[a](b.md)`.\n\n"
+        "- [Proxy headers](operations.md#headers), set by nginx"
+    )
+    first, second = passages_of(text)
+    assert first.text.startswith("Put a reverse proxy in front for TLS (Deploying behind nginx).")
+    assert first.pointers == ("Deploying behind nginx",)
+    assert "Deploying" not in first.said and "the nginx docs" in first.said and "`[a](b.md)`" in first.said
+    assert second.pointers == ("Proxy headers",) and second.said.strip().endswith(", set by nginx")

@@ -139,7 +139,7 @@ def rank_passages(
     # A short passage embedded with its heading is mostly its heading: every pointer sentence under
     # "trailingSlash" would look like the definition. The passage alone tells them apart.
     plain = embed([p.text for p in found]) if weights.plain_share else vectors
-    body_terms = [terms(p.text) for p in found]
+    body_terms = [terms(p.said) for p in found]  # a link to another page names where to read on
     heading_terms = [terms(c) for c in contexts]
     frequency = Counter(t for found_terms in body_terms for t in found_terms & query_terms)
     total = len(found)

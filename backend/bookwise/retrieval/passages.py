@@ -39,6 +39,10 @@ _IMAGES_ONLY = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?)+\s*$
 # A list item that is a link and nothing else ("- [Reddit: Why Redux Needs Reducers To Be Pure
 # Functions](https://…)", a "Further information" list): quoted as its text, it points nowhere.
 _LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)[.,;]?\s*$")
+_LINK_TARGET = re.compile(
+    r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|(?P<image>!)?\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]*)[^)]*\)"
+)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # https:, mailto:: not a page of the book
 _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
 _CLOSERS = "\"'”’)*_`"
@@ -52,6 +56,7 @@ UNITS_CACHE = 4_096  # sections' texts whose units are kept: every answer splits
 class Unit:
     kind: UnitKind
     text: str
+    pointers: tuple[str, ...] = ()  # the text of its links to other pages of the book
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,17 @@ class Passage:
     text: str  # lead and body, as Markdown
     kinds: tuple[UnitKind, ...]
     position: int  # index of the passage's first unit within its section
+    # The text of its links to other pages of the book ("Put a reverse proxy in front for TLS
+    # (Deploying behind nginx)"): words that say where to read on, not what the passage says.
+    pointers: tuple[str, ...] = ()
+
+    @property
+    def said(self) -> str:
+        """``text`` without its links' text to other pages."""
+        text = self.text
+        for pointer in self.pointers:
+            text = text.replace(pointer, " ", 1)
+        return text
 
     @property
     def has_prose(self) -> bool:
@@ -81,6 +97,18 @@ def _kind(block: str) -> UnitKind:
     if len(lines) == 1 and (_LABEL.match(block.strip()) or _QUESTION_LINE.match(block.strip())):
         return "label"
     return "prose"
+
+
+def _pointers(block: str) -> tuple[str, ...]:
+    """The text of ``block``'s links to other pages of the book (a relative target), outside code."""
+    return tuple(
+        m.group("text").strip()
+        for m in _LINK_TARGET.finditer(block)
+        if m.group("text")
+        and not m.group("image")
+        and not _SCHEME.match(m.group("target"))
+        and m.group("text").strip()
+    )
 
 
 def _links_only(block: str) -> bool:
@@ -113,19 +141,22 @@ def _units_of(markdown: str) -> tuple[Unit, ...]:
         if not text or _IMAGES_ONLY.match(block):
             continue
         previous = units[-1] if units else None
+        pointers = () if kind == "code" else _pointers(block)
         if _links_only(block) and (previous is None or previous.kind != "list"):
             if previous is not None and previous.kind == "label":
                 units.pop()  # "**Discussions**" goes with its links
             continue
         continues_list = kind == "list" or (kind == "prose" and block.startswith(("  ", "\t")))
         if previous is not None and previous.kind == "list" and continues_list:
-            units[-1] = Unit("list", f"{previous.text}\n\n{text}")
+            units[-1] = Unit("list", f"{previous.text}\n\n{text}", (*previous.pointers, *pointers))
             continue
         resumed = _resumed_list(units, text) if kind == "list" else None
         if resumed is not None:
-            units[resumed:] = [Unit("list", "\n\n".join([*(u.text for u in units[resumed:]), text]))]
+            joined = "\n\n".join([*(u.text for u in units[resumed:]), text])
+            pointed = tuple(pointer for u in units[resumed:] for pointer in u.pointers) + pointers
+            units[resumed:] = [Unit("list", joined, pointed)]
             continue
-        units.append(Unit(kind, text))
+        units.append(Unit(kind, text, pointers))
     return tuple(units)
 
 
@@ -219,6 +250,7 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
                 text=text,
                 kinds=tuple(p.kind for p in parts),
                 position=i - (1 if lead is not None else 0),
+                pointers=tuple(pointer for part in parts for pointer in part.pointers),
             )
         )
     return found

@@ -135,16 +135,22 @@ def _build_image(base: str, tag: str, target: str | None = None) -> str:
             ["podman", "image", "inspect", "--format", "{{.Id}}", tag],
             capture_output=True, text=True, check=False,
         ).stdout.strip()  # fmt: skip
-        _run(
-            ["podman", "build", "--isolation", "chroot", "--layers", "--format", "docker",
-             "--build-arg", f"BASE={base}",
-             # torch as scripts/install gets it, from pip's configuration (which must offer CPU torch
-             # there too); the Dockerfile's default, PyTorch's own index, is not reachable here.
-             "--build-arg", "TORCH_INDEX_URL=",
-             *(["--target", target] if target else []),
-             *_pip_config_mounts(), "-t", tag, str(ROOT)],
-            timeout=BUILD_TIMEOUT_S,
-        )  # fmt: skip
+        build = ["podman", "build", "--isolation", "chroot", "--layers", "--format", "docker",
+                 "--build-arg", f"BASE={base}",
+                 # torch as scripts/install gets it, from pip's configuration (which must offer CPU torch
+                 # there too); the Dockerfile's default, PyTorch's own index, is not reachable here.
+                 "--build-arg", "TORCH_INDEX_URL=",
+                 *(["--target", target] if target else []),
+                 *_pip_config_mounts(), "-t", tag, str(ROOT)]  # fmt: skip
+        try:
+            _run(build, timeout=BUILD_TIMEOUT_S)
+        except RuntimeError as failed:
+            # runc copies itself into a sealed memfd for each RUN step, and the seal can fail with
+            # EBUSY ("Close_Fd sealing memfd copy: Device or resource busy"), a runtime race that
+            # failed one CI run: the step itself never ran. Once more; any other failure stands.
+            if "sealing memfd copy" not in str(failed):
+                raise
+            _run(build, timeout=BUILD_TIMEOUT_S)
         after = _run(["podman", "image", "inspect", "--format", "{{.Id}}", tag]).stdout.strip()
         if before and before != after:  # the previous build, now untagged: not kept around
             subprocess.run(["podman", "rmi", before], capture_output=True, check=False)

@@ -350,3 +350,9 @@ def test_bare_code_quoted_first_over_the_sentence_that_says_how_regression(secti
     far = ScoredPassage(said.passage, 0.5, dense=0.4, coverage=0.1)
     plan = plan_passages([css, far], sources, (), retrieval_sufficient=True, question=question)
     assert plan.quoted[0].text.startswith("```css")
+    # A sentence of another section is about something else: "How do I put Bookwise behind an nginx
+    # proxy?" gave the deploying section's command up for the security page's client addresses.
+    elsewhere = [section("Custom magic comments", "x", 3), section("Client addresses", "y", 2)]
+    other = ScoredPassage(Passage(1, "The limits count clients by address.", ("prose",), 0), 0.62, 0.5, 0.2)
+    plan = plan_passages([css, other], elsewhere, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("```css")

@@ -241,14 +241,17 @@ def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
 
 
 def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
-    """``fresh`` with the best passage that says something in words first, when the best is bare code
-    and ``question`` does not ask for code: "flag the line that throws with a red background, using a
-    comment like `// This will error`" quoted a CSS rule alone first and the book's "You can declare
-    custom magic comments through theme config", with its config, last."""
+    """``fresh`` with the best passage of the same section that says something in words first, when the
+    best is bare code and ``question`` does not ask for code: "flag the line that throws with a red
+    background, using a comment like `// This will error`" quoted a CSS rule alone first and the book's
+    "You can declare custom magic comments through theme config", with its config, last. Only from the
+    code's own section: a sentence of another section that scores near is about something else (the
+    nginx question's `bookwise serve` command gave way to the security page's client addresses)."""
     if not fresh or fresh[0].passage.kinds != ("code",) or _ASKS_FOR_CODE.match(question.strip()):
         return fresh
+    code = fresh[0].passage
     near = (p for p in fresh if p.score >= fresh[0].score - BARE_CODE_MARGIN)
-    said = next((p for p in near if p.passage.has_prose), None)
+    said = next((p for p in near if p.passage.has_prose and p.passage.section == code.section), None)
     return fresh if said is None else _leading(said, fresh)
 
 

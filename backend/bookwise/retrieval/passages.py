@@ -29,19 +29,17 @@ _GAP = "…"
 # A Markdown link or image: only its text is quoted. Its target is a source file path
 # (`../01-basics/setup.mdx`), which is no URL on the site, and an image would load from anywhere.
 # Inside a code span it is an example of the syntax (`[page](../plugins)`), and stays whole.
-_LINK_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|!?\[(?P<text>[^\]]*)\]\([^)]*\)")
+_CODE_SPAN = r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))"
+_LINK_OR_CODE = re.compile(_CODE_SPAN + r"|(?P<image>!)?\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]*)[^)]*\)")
 # An HTML comment renders nothing, but inside a code span it is what the book shows: "Use the
 # `<!--truncate-->` marker" was quoted as "Use the `` marker".
-_COMMENT_OR_CODE = re.compile(r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|<!--.*?-->", re.S)
+_COMMENT_OR_CODE = re.compile(_CODE_SPAN + r"|<!--.*?-->", re.S)
 # A paragraph of images alone: its alt text is a caption ("The widget on the example textbook, light
 # theme"), not something the book says, and read as text it answered "How do I change the widget's colors?".
 _IMAGES_ONLY = re.compile(r"^(?:\s*\[?!\[[^\]]*\]\([^)]*\)(?:\]\([^)]*\))?)+\s*$")
 # A list item that is a link and nothing else ("- [Reddit: Why Redux Needs Reducers To Be Pure
 # Functions](https://…)", a "Further information" list): quoted as its text, it points nowhere.
 _LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[^\]]*\]\([^)]*\)[.,;]?\s*$")
-_LINK_TARGET = re.compile(
-    r"(?P<code>(?P<ticks>`+)[^\n]*?(?P=ticks))|(?P<image>!)?\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]*)[^)]*\)"
-)
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)  # https:, mailto:: not a page of the book
 _WORD = re.compile(r"\w+")
 _TERMINAL = (".", "!", "?")
@@ -101,14 +99,9 @@ def _kind(block: str) -> UnitKind:
 
 def _pointers(block: str) -> tuple[str, ...]:
     """The text of ``block``'s links to other pages of the book (a relative target), outside code."""
-    return tuple(
-        m.group("text").strip()
-        for m in _LINK_TARGET.finditer(block)
-        if m.group("text")
-        and not m.group("image")
-        and not _SCHEME.match(m.group("target"))
-        and m.group("text").strip()
-    )
+    links = (m for m in _LINK_OR_CODE.finditer(block) if not m.group("code") and not m.group("image"))
+    texts = (m.group("text").strip() for m in links if not _SCHEME.match(m.group("target")))
+    return tuple(text for text in texts if text)
 
 
 def _links_only(block: str) -> bool:

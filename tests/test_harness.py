@@ -55,9 +55,13 @@ def test_a_test_that_writes_into_its_working_directory_fails(tmp_path: Path) -> 
         "def test_leaves_a_file_behind() -> None:\n"
         '    Path("left-behind.txt").write_text("x")\n'
     )
-    run = subprocess.run(  # the suite's conftest as a plugin, for a test outside the suite
+    # The suite's conftest as a plugin, for a test outside the suite. A temporary folder of its own:
+    # pytest's default one would delete the oldest of the shared numbered folders, the gigabytes an
+    # earlier run's venvs and sites left there (92 s of this test in one run).
+    run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
-         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), str(probe)],
+         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT), f"--basetemp={tmp_path / 'tmp'}",
+         str(probe)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]

@@ -30,13 +30,10 @@ def test_an_exported_llm_url_and_a_bookwise_toml_in_cwd_do_not_reach_the_tests(t
     probe = (
         f"{ROOT}/tests/test_hermetic.py::test_settings_in_a_test_ignore_the_shell_and_the_working_directory"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{ROOT}/{EXTRACTIVE_TEST}", probe],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = subprocess.run(  # a temporary folder of its own: see test_harness
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={tmp_path / 'tmp'}",
+         f"{ROOT}/{EXTRACTIVE_TEST}", probe],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert "2 passed" in run.stdout

@@ -1,12 +1,16 @@
 """The wheel without extras serves an index: no PyTorch, no sentence-transformers, no model package.
 
 The index is built by this suite's environment (which has the `local` extra, as a CI runner that
-ingests does); a clean virtual environment gets the wheel alone, serves that index and answers.
+ingests does): the example book indexed once per run with the local MiniLM, which carries the model's
+ONNX copy. A clean virtual environment gets the wheel alone, serves that index and answers. (A
+site-adapted model served the same way, without PyTorch: the container's server image, in
+tests/deploy/test_container.py.)
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,12 +21,12 @@ import pytest
 
 import bookwise
 from apiserver import chat, serving_process
+from bookwise.settings import Settings
 from nginx import free_port
 
 pytestmark = pytest.mark.docusaurus  # slow packaging test: builds the release and installs it
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "website-plugin" / "example"
 WHEEL = f"bookwise-{bookwise.__version__}-py3-none-any.whl"
 TIMEOUT_S = 1200
 
@@ -49,15 +53,15 @@ def run(cmd: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[st
 
 
 @pytest.fixture(scope="module")
-def lean(tmp_path_factory: pytest.TempPathFactory) -> Lean:
+def lean(tmp_path_factory: pytest.TempPathFactory, example_local: Settings) -> Lean:
     work = tmp_path_factory.mktemp("lean")
     dist, venv, data_dir = work / "dist", work / ".venv", work / "data"
     run([str(ROOT / "scripts" / "release"), str(dist)], ROOT, PYTHON=sys.executable)
     run([sys.executable, "-m", "venv", str(venv)], work)
     run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(dist / WHEEL)], work)
-    # The index, as CI builds it: this suite's environment, with the local (site-adapted) MiniLM.
-    bookwise_here = Path(sys.executable).parent / "bookwise"
-    run([str(bookwise_here), "ingest", str(EXAMPLE)], work, BOOKWISE_DATA_DIR=str(data_dir))
+    # A copy of its own: the server may write beside the index (feedback), and the run's other
+    # tests read this process's copy.
+    shutil.copytree(example_local.data_dir, data_dir)
     return Lean(venv, data_dir)
 
 

@@ -111,6 +111,18 @@ def test_the_two_steps_of_the_kalman_filter_are_both_quoted(book: Answerer) -> N
     assert answer.text.index("two steps") < answer.text.index("**Predict.**")  # with its lead-in
 
 
+def test_what_the_integral_term_does_in_a_pid_controller_opens_with_the_pid_definition_regression(
+    book: Answerer,
+) -> None:
+    """ "What does the integral term do?" opened with the I term; with "in a PID controller" after it, the
+    question was no longer read as asking what the term does, and the answer opened with the
+    controller's general definition."""
+    answer = ask(book, "What does the integral term do in a PID controller?")
+    assert answer.first_source().endswith("› Integral"), answer.text
+    lead = answer.flat.index("The I term adds up the error over time.")
+    assert "controller is by far" not in answer.flat[:lead], answer.text
+
+
 @pytest.mark.parametrize("question", ["What happens if R is too small?", "How do I choose Q and R?"])
 def test_the_q_and_r_questions_are_answered_from_choosing_the_noise_parameters(
     book: Answerer, question: str

@@ -109,6 +109,9 @@ def test_regression_noun_followed_by_a_verb_read_as_a_name_the_book_never_uses()
         ("What does PID stand for?", ["PID"]),
         ("What is a step-by-step way to pick the gains of the wheel speed loop?", []),
         ("How does the integral term work?", []),
+        ("What does the integral term do in a PID controller?", ["integral"]),
+        ("What does the slug option do for versioned docs?", ["slug"]),
+        ("What does the integral term do when the output saturates?", []),
     ],
 )
 def test_the_terms_a_question_asks_the_definition_of(question: str, terms: list[str]) -> None:

@@ -251,7 +251,8 @@ def stems(text: str) -> tuple[int, ...]:
 _DEFINITION = re.compile(
     r"^(?:what|who)(?:'s|’s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<is>[^?]+?)\s*\??$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<mean>[^?]+?)\s+mean\s*\??$"
-    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<do>[^?]+?)\s+do\s*\??$"
+    # "What does the integral term do in a PID controller?": where it works says nothing of what it is.
+    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<do>[^?]+?)\s+do(?:\s+(?:in|inside|within|for|on)\s+[^?]+)?\s*\??$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<stand>[^?]+?)\s+stands?\s+for\s*\??$"
     r"|^define\s+(?:an?\s+|the\s+)?(?P<define>[^?.]+?)\s*[.?]?$",
     re.IGNORECASE,

@@ -207,6 +207,34 @@ def test_a_citation_to_another_page_navigates_client_side_and_keeps_the_panel_op
     expect(part(page, "panel")).to_be_visible()
 
 
+def test_ask_resolved_before_a_late_markdown_renderer_had_rendered_the_answer_regression(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    """The renderer is a second script loaded when the panel opens. An answer that ended before it
+    arrived showed as plain text, yet `Bookwise.ask` had resolved and the state said done: whoever
+    read the answer then found no citation chips."""
+    fake.tokens = ["Quokkas eat **peppermint** leaves [1]."]
+    held: list[Any] = []
+    page.route(re.compile(r"markdown[^/]*\.js(\?|$)"), lambda route: held.append(route))  # held back
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => { window.Bookwise.ask('What do quokkas eat?').then((s) => (window.__ended = s)); }")
+    expect(part(page, "answer")).to_have_attribute("aria-busy", "false")  # the stream is over
+    expect(part(page, "answer")).to_have_text("Quokkas eat **peppermint** leaves [1].")  # its plain text
+    assert len(held) == 1
+    assert page.evaluate("() => window.__ended") is None
+    assert page.locator(HOST).get_attribute("data-state") == "streaming"
+    held[0].continue_()
+    page.wait_for_function("() => window.__ended === 'done'")
+    # At once, with no waiting: what a script reads as soon as the answer is over.
+    assert page.evaluate(
+        """() => {
+            const root = document.getElementById('bookwise-widget').shadowRoot;
+            return [root.host.dataset.state, root.querySelectorAll('[data-bw=answer] [data-bw=cite]').length,
+                    root.querySelector('[data-bw=answer] strong')?.textContent];
+        }"""
+    ) == ["done", 1, "peppermint"]
+
+
 def test_stop_aborts_the_stream_and_keeps_the_partial_answer(page: Page, site: Site, fake: FakeLLM) -> None:
     fake.mode, fake.delay_s = "slow", 0.3
     fake.tokens = [f"word{n} " for n in range(40)]

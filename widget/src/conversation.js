@@ -2,6 +2,7 @@
 import { boundHistory, DEFAULT_LIMITS } from './limits.js';
 import { pageContext } from './page.js';
 import { Turn } from './turn.js';
+import { rendered } from './render.js';
 
 /**
  * @typedef {import('./page.js').Selection} Selection
@@ -186,6 +187,7 @@ export class Conversation {
     this.#current = turn;
     this.#hooks.state('streaming');
     const status = await turn.run();
+    await rendered(); // the first answer may have ended before the Markdown renderer arrived
     this.#save();
     if (this.#current === turn) {
       this.#current = null;

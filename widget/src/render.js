@@ -45,6 +45,14 @@ export function loadRenderer(url) {
 }
 
 /**
+ * Settles once what waits for the renderer has been rendered, or the renderer failed to load: an
+ * answer is only over when the reader sees it as it will stay (citation chips and all).
+ */
+export function rendered() {
+  return (loading ?? Promise.resolve()).catch(() => {});
+}
+
+/**
  * Render an answer's Markdown into `target`, replacing what was there (see markdown.js).
  *
  * @type {Render}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { loadRenderer, renderMarkdown } from '../src/render.js';
+import { loadRenderer, rendered, renderMarkdown } from '../src/render.js';
 
 /**
  * A page just big enough for render.js: `window`, and a `document` whose <head> keeps the scripts
@@ -30,6 +30,10 @@ const page = /** @type {Window} */ (global.window);
 /** An answer's element: only its text matters here. */
 const target = () => /** @type {HTMLElement} */ (/** @type {unknown} */ ({ textContent: '' }));
 
+test('with no renderer loading, nothing waits for one', async () => {
+  await rendered();
+});
+
 test('until the renderer has arrived, an answer shows as its plain text', () => {
   const answer = target();
   renderMarkdown(answer, 'Odometry **drifts**', []);
@@ -40,7 +44,9 @@ test('a renderer that fails to load is said, and the next call tries again', asy
   const failed = loadRenderer('https://ask.example.org/widget-markdown.js');
   assert.equal(appended.length, 1);
   assert.equal(loadRenderer('https://ask.example.org/widget-markdown.js'), failed); // one load at a time
+  const over = rendered();
   appended[0].onerror?.();
+  await over; // a renderer that failed still lets the answer end, as its plain text
   await assert.rejects(failed, /did not load from https:\/\/ask\.example\.org\/widget-markdown\.js/);
   assert.equal(appended[0].removed, true);
   assert.notEqual(loadRenderer('https://ask.example.org/widget-markdown.js'), failed);
@@ -49,22 +55,25 @@ test('a renderer that fails to load is said, and the next call tries again', asy
 
 test('answers written before it arrived are rendered when it does, once each, as last written', async () => {
   /** @type {[HTMLElement, string][]} */
-  const rendered = [];
+  const renders = [];
   const streaming = target();
   const quote = target();
   renderMarkdown(streaming, 'Odometry', []);
   renderMarkdown(quote, '> A quote. [1]', []);
   renderMarkdown(streaming, 'Odometry drifts [1].', []);
+  const over = rendered().then(() => renders.map(([element]) => element)); // rendered when it settled
   // The renderer's script calls the widget back with its renderer (the load of the previous test).
-  page.__bookwiseMarkdown?.((element, markdown) => rendered.push([element, markdown]));
+  page.__bookwiseMarkdown?.((element, markdown) => renders.push([element, markdown]));
   await loadRenderer('https://ask.example.org/widget-markdown.js');
-  assert.equal(rendered.filter(([element]) => element === streaming).length, 1);
-  assert.deepEqual(rendered.slice(-2), [
+  const settled = await over;
+  assert.ok(settled.includes(streaming) && settled.includes(quote));
+  assert.equal(renders.filter(([element]) => element === streaming).length, 1);
+  assert.deepEqual(renders.slice(-2), [
     [streaming, 'Odometry drifts [1].'],
     [quote, '> A quote. [1]'],
   ]);
   const later = target();
   renderMarkdown(later, 'At once.', []);
-  assert.deepEqual(rendered.at(-1), [later, 'At once.']);
+  assert.deepEqual(renders.at(-1), [later, 'At once.']);
   assert.equal(later.textContent, ''); // the renderer's job now, not plain text
 });

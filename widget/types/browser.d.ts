@@ -23,7 +23,10 @@ interface BookwiseApi {
   readonly version: string;
   open(): void;
   close(): void;
-  /** Opens the panel; resolves with how the answer ended: done, error, stopped (or empty: nothing asked). */
+  /**
+   * Opens the panel; resolves with how the answer ended: done, error, stopped (or empty: nothing asked),
+   * once the answer shows as it stays (rendered, citation chips and all).
+   */
   ask(question: string, options?: BookwiseAskOptions): Promise<string>;
   destroy(): void;
 }

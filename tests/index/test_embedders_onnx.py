@@ -26,6 +26,8 @@ from bookwise.index.embedders import (
     LocalEmbedder,
     OnnxEmbedder,
     ServingEmbedder,
+    load_passage_vectors,
+    text_key,
 )
 from bookwise.index.transfer import Upload, pack_live_generation
 from bookwise.ingest.site import read_site_config
@@ -106,11 +108,26 @@ def test_passage_vectors_are_reused_for_unchanged_passages(tmp_path: Path) -> No
     ingest(settings, site, embedder=again)  # from the embedding cache: only the new text is embedded
     assert again.texts and all("nap at noon" in t for t in again.texts)
 
-    (site / page).write_text(BOOK[page] + added.replace("noon", "dusk"), "utf-8")
+    # Two paragraphs: two new passages, neither the whole of the section's one chunk.
+    (site / page).write_text(BOOK[page] + added.replace("noon", "dusk") + "\nA nap lasts an hour.\n", "utf-8")
     (settings.data_dir / "embeddings.sqlite").unlink()  # a fresh CI runner: the live generation serves
     fresh = Counting()
     report = ingest(settings, site, embedder=fresh)
-    assert len(fresh.texts) - report.index.embedded == 1  # every chunk, and the one new passage
+    assert len(fresh.texts) - report.index.embedded == 2  # every chunk, and the two new passages
+
+
+def test_a_passage_that_is_a_whole_chunk_takes_the_chunks_vector(tmp_path: Path) -> None:
+    settings = hash_settings(tmp_path / "data", chunk_max_tokens=60, chunk_overlap_tokens=12)
+    counting = Counting()
+    ingest(settings, write_site(tmp_path / "site", BOOK), embedder=counting)
+    assert len(counting.texts) == len(set(counting.texts))  # no text embedded twice
+    generation = json.loads((settings.data_dir / "index" / "CURRENT").read_text())["generation"]
+    loaded = load_passage_vectors(settings.data_dir / "index" / "generations" / generation, "hash-384")
+    assert loaded is not None
+    rows, matrix = loaded
+    whole = "Welcome\n\nThis book teaches quokka husbandry on Rottnest island."  # one paragraph, one chunk
+    assert counting.texts.count(whole) == 1
+    assert np.allclose(matrix[rows[text_key(whole)]], HashEmbedder().embed_query(whole))
 
 
 def test_an_index_from_before_exports_gets_them_from_the_next_ingest(tmp_path: Path) -> None:

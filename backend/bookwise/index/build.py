@@ -419,7 +419,8 @@ def _attachments(
                 save_skipped(directory)
         if passage_inputs is not None:
             texts = passage_inputs([(c.id, c.payload) for c in chunks], embedder.count_tokens)
-            vectors = _passage_vectors(embedder, texts, cache, live_dir, progress)
+            whole_chunks = {c.embed_text: c.content_hash for c in chunks}
+            vectors = _passage_vectors(embedder, texts, cache, live_dir, progress, whole_chunks)
             save_passage_vectors(directory, embedder.model_id, embedder.dim, vectors)
 
     return attach
@@ -454,10 +455,13 @@ def _passage_vectors(
     cache: SqliteEmbeddingCache,
     live_dir: Path | None,
     progress: Callable[[int, int], None] | None,
+    whole_chunks: Mapping[str, str],
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
     """The vector of every passage text, by its key: reused from the embedding cache or the live
-    generation (a fresh CI runner has no cache) when the text is unchanged, embedded otherwise."""
+    generation (a fresh CI runner has no cache) when the text is unchanged, or from a chunk whose
+    embedded text is the passage's (``whole_chunks``: embedded text → content hash; a short section
+    is one chunk and one passage), embedded otherwise."""
     model = embedder.model_id
     by_key = {text_key(t): t for t in texts}
     cached = cache.get_many(model, [PASSAGE_KEY_PREFIX + k for k in by_key])
@@ -467,6 +471,10 @@ def _passage_vectors(
         if loaded is not None:
             rows, matrix = loaded
             vectors.update((k, matrix[rows[k]].tolist()) for k in by_key if k in rows and k not in vectors)
+    # Every chunk's vector is in the cache by now: the same text, the same vector.
+    as_chunk = {whole_chunks[t]: k for k, t in by_key.items() if k not in vectors and t in whole_chunks}
+    found = cache.get_many(model, list(as_chunk))
+    vectors.update((as_chunk[content_hash], vector) for content_hash, vector in found.items())
     missing = [k for k in by_key if k not in vectors]
     missing = [missing[i] for i in longest_first([by_key[k] for k in missing])]
     for start in range(0, len(missing), batch_size):

@@ -8,6 +8,7 @@ written to widget/screenshots/ for the README.
 """
 
 import json
+import re
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -242,10 +243,11 @@ def with_attributes(page: Any, url: str, attributes: dict[str, str]) -> None:
     def rewrite(route: Any) -> None:
         html = route.fetch().text()
         added = " ".join(f'{name}="{escape(value)}"' for name, value in attributes.items())
-        # The widget's script tag: the navbar's search button (data-bookwise-search) comes first.
-        tag = '<script src="/widget.js"'
-        assert tag in html
-        route.fulfill(body=html.replace(tag, f"{tag} {added}", 1), content_type="text/html")
+        # The widget's script tag (the minified HTML leaves its attributes unquoted): the navbar's
+        # search button (data-bookwise-search) comes first.
+        tag = re.search(r"<script src=\"?/widget\.js\"?", html)
+        assert tag is not None
+        route.fulfill(body=html.replace(tag[0], f"{tag[0]} {added}", 1), content_type="text/html")
 
     page.route(url, rewrite)
 

@@ -203,22 +203,23 @@ def _copy_example(build_dir: Path, site: Path) -> Path:
 
 def _wait_ready(url: str, name: str) -> dict[str, Any]:
     deadline = time.monotonic() + READY_WITHIN_S
-    while True:
-        try:
-            response = httpx.get(f"{url}/api/ready", timeout=5)
-            if response.status_code == 200:
-                ready: dict[str, Any] = response.json()
-                return ready
-        except httpx.HTTPError:
-            pass
-        state = _run(["podman", "inspect", "--format", "{{.State.Status}}", name]).stdout.strip()
-        if state != "running" or time.monotonic() > deadline:
-            logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True, check=False)
-            raise AssertionError(
-                f"the container ({state}) was not ready within {READY_WITHIN_S}s:\n"
-                f"{logs.stdout[-3000:]}{logs.stderr[-3000:]}"
-            )
-        time.sleep(0.5)
+    with httpx.Client(timeout=5) as client:  # one TLS context for the whole wait
+        while True:
+            try:
+                response = client.get(f"{url}/api/ready")
+                if response.status_code == 200:
+                    ready: dict[str, Any] = response.json()
+                    return ready
+            except httpx.HTTPError:
+                pass
+            state = _run(["podman", "inspect", "--format", "{{.State.Status}}", name]).stdout.strip()
+            if state != "running" or time.monotonic() > deadline:
+                logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True, check=False)
+                raise AssertionError(
+                    f"the container ({state}) was not ready within {READY_WITHIN_S}s:\n"
+                    f"{logs.stdout[-3000:]}{logs.stderr[-3000:]}"
+                )
+            time.sleep(0.5)
 
 
 @dataclass(frozen=True)

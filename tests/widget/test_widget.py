@@ -235,6 +235,24 @@ def test_ask_resolved_before_a_late_markdown_renderer_had_rendered_the_answer_re
     ) == ["done", 1, "peppermint"]
 
 
+def test_a_markdown_renderer_that_never_starts_leaves_the_answer_as_plain_text_that_ends(
+    page: Page, site: Site, fake: FakeLLM
+) -> None:
+    """A script in the renderer's place that runs and hands nothing over (a proxy's page, a stale
+    file): the answer must still end, as its plain text, and the next question be askable."""
+    fake.tokens = ["Quokkas eat **peppermint** leaves [1]."]
+    page.route(
+        re.compile(r"markdown[^/]*\.js(\?|$)"),
+        lambda route: route.fulfill(body="/* not the renderer */", content_type="text/javascript"),
+    )
+    visit(page, site.page_url("/docs/care/feeding"))
+    page.evaluate("() => { window.Bookwise.ask('What do quokkas eat?').then((s) => (window.__ended = s)); }")
+    page.wait_for_function("() => window.__ended === 'done'", timeout=10_000)  # not a hang: an end
+    wait_state(page, "done")
+    expect(part(page, "answer")).to_have_text("Quokkas eat **peppermint** leaves [1].")
+    expect(part(page, "input")).to_be_enabled()
+
+
 def test_stop_aborts_the_stream_and_keeps_the_partial_answer(page: Page, site: Site, fake: FakeLLM) -> None:
     fake.mode, fake.delay_s = "slow", 0.3
     fake.tokens = [f"word{n} " for n in range(40)]

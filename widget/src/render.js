@@ -31,11 +31,15 @@ export function loadRenderer(url) {
     };
     const script = document.createElement('script');
     script.src = url;
-    script.onerror = () => {
+    const failed = (/** @type {string} */ how) => {
       script.remove();
       loading = null;
-      reject(new Error(`the widget's Markdown renderer did not load from ${url}`));
+      reject(new Error(`the widget's Markdown renderer ${how} ${url}`));
     };
+    script.onerror = () => failed('did not load from');
+    // A script that ran without handing over the renderer (a page served in its place, an error in
+    // it): the answers stay plain text rather than wait for it.
+    script.onload = () => render || failed('did not start from');
     document.head.append(script);
   }).then(() => {
     for (const [target, [markdown, sources]] of waiting) render?.(target, markdown, sources);

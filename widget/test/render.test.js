@@ -7,7 +7,7 @@ import { loadRenderer, rendered, renderMarkdown } from '../src/render.js';
  * A page just big enough for render.js: `window`, and a `document` whose <head> keeps the scripts
  * appended to it (the test plays the browser: it loads one or fails it).
  *
- * @typedef {{ src?: string, onerror?: () => void, removed?: boolean, remove(): void }} FakeScript
+ * @typedef {{ src?: string, onerror?: () => void, onload?: () => void, removed?: boolean, remove(): void }} FakeScript
  */
 /** @type {FakeScript[]} */
 const appended = [];
@@ -53,6 +53,16 @@ test('a renderer that fails to load is said, and the next call tries again', asy
   assert.equal(appended.length, 2);
 });
 
+test('a script that loads but never hands over the renderer fails, and the answers end as plain text', async () => {
+  const started = loadRenderer('https://ask.example.org/widget-markdown.js');
+  const over = rendered();
+  appended.at(-1)?.onload?.(); // it ran (an HTML page served in its place) and called nobody
+  await assert.rejects(started, /did not start from https:\/\/ask\.example\.org\/widget-markdown\.js/);
+  await over;
+  assert.equal(appended.at(-1)?.removed, true);
+  loadRenderer('https://ask.example.org/widget-markdown.js'); // tried again: left loading for the next test
+});
+
 test('answers written before it arrived are rendered when it does, once each, as last written', async () => {
   /** @type {[HTMLElement, string][]} */
   const renders = [];
@@ -62,7 +72,7 @@ test('answers written before it arrived are rendered when it does, once each, as
   renderMarkdown(quote, '> A quote. [1]', []);
   renderMarkdown(streaming, 'Odometry drifts [1].', []);
   const over = rendered().then(() => renders.map(([element]) => element)); // rendered when it settled
-  // The renderer's script calls the widget back with its renderer (the load of the previous test).
+  // The renderer's script calls the widget back with its renderer (the load the previous test left).
   page.__bookwiseMarkdown?.((element, markdown) => renders.push([element, markdown]));
   await loadRenderer('https://ask.example.org/widget-markdown.js');
   const settled = await over;

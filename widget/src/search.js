@@ -22,14 +22,22 @@ let loading = null;
  */
 export function loadSearch(url) {
   loading ??= new Promise((resolve, reject) => {
-    window[READY] = resolve;
+    let started = false;
+    window[READY] = (Modal) => {
+      started = true;
+      resolve(Modal);
+    };
     const script = document.createElement('script');
     script.src = url;
-    script.onerror = () => {
+    const failed = (/** @type {string} */ how) => {
       script.remove();
       loading = null;
-      reject(new Error(`the widget's search did not load from ${url}`));
+      reject(new Error(`the widget's search ${how} ${url}`));
     };
+    script.onerror = () => failed('did not load from');
+    // A script that ran without handing the modal over (a page served in its place): the next
+    // shortcut tries again instead of waiting on this one for ever.
+    script.onload = () => started || failed('did not start from');
     document.head.append(script);
   });
   return loading;

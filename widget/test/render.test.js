@@ -3,29 +3,9 @@ import test from 'node:test';
 
 import { loadRenderer, rendered, renderMarkdown } from '../src/render.js';
 
-/**
- * A page just big enough for render.js: `window`, and a `document` whose <head> keeps the scripts
- * appended to it (the test plays the browser: it loads one or fails it).
- *
- * @typedef {{ src?: string, onerror?: () => void, onload?: () => void, removed?: boolean, remove(): void }} FakeScript
- */
-/** @type {FakeScript[]} */
-const appended = [];
-const global = /** @type {Record<string, unknown>} */ (globalThis);
-global.window = {};
-global.document = {
-  createElement: () => {
-    /** @type {FakeScript} */
-    const script = {
-      remove() {
-        script.removed = true;
-      },
-    };
-    return script;
-  },
-  head: { append: (/** @type {FakeScript} */ script) => appended.push(script) },
-};
-const page = /** @type {Window} */ (global.window);
+import { scriptPage } from './script-page.js';
+
+const { appended, page } = scriptPage();
 
 /** An answer's element: only its text matters here. */
 const target = () => /** @type {HTMLElement} */ (/** @type {unknown} */ ({ textContent: '' }));

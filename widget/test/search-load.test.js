@@ -3,29 +3,9 @@ import test from 'node:test';
 
 import { loadSearch } from '../src/search.js';
 
-/**
- * A page just big enough for loadSearch: `window`, and a `document` whose <head> keeps the scripts
- * appended to it (the test plays the browser: it runs one, or fails it).
- *
- * @typedef {{ onerror?: () => void, onload?: () => void, removed?: boolean, remove(): void }} FakeScript
- */
-/** @type {FakeScript[]} */
-const appended = [];
-const global = /** @type {Record<string, unknown>} */ (globalThis);
-global.window = {};
-global.document = {
-  createElement: () => {
-    /** @type {FakeScript} */
-    const script = {
-      remove() {
-        script.removed = true;
-      },
-    };
-    return script;
-  },
-  head: { append: (/** @type {FakeScript} */ script) => appended.push(script) },
-};
-const page = /** @type {Window} */ (global.window);
+import { scriptPage } from './script-page.js';
+
+const { appended, page } = scriptPage();
 const URL_ = 'https://ask.example.org/widget-search.js';
 
 test('a script that runs without handing the modal over fails, and the next shortcut loads it again', async () => {

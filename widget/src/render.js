@@ -9,6 +9,8 @@
  * @typedef {(target: HTMLElement, markdown: string, sources: Sources) => void} Render
  */
 
+import { loadSibling } from './sibling.js';
+
 const READY = '__bookwiseMarkdown'; // the renderer script calls window[READY](renderMarkdown)
 
 /** @type {Render | null} */
@@ -24,27 +26,17 @@ const waiting = new Map();
  * @param {string} url
  */
 export function loadRenderer(url) {
-  loading ??= new Promise((resolve, reject) => {
-    window[READY] = (loaded) => {
+  loading ??= loadSibling(url, READY, 'Markdown renderer').then(
+    (loaded) => {
       render = loaded;
-      resolve(undefined);
-    };
-    const script = document.createElement('script');
-    script.src = url;
-    const failed = (/** @type {string} */ how) => {
-      script.remove();
-      loading = null;
-      reject(new Error(`the widget's Markdown renderer ${how} ${url}`));
-    };
-    script.onerror = () => failed('did not load from');
-    // A script that ran without handing over the renderer (a page served in its place, an error in
-    // it): the answers stay plain text rather than wait for it.
-    script.onload = () => render || failed('did not start from');
-    document.head.append(script);
-  }).then(() => {
-    for (const [target, [markdown, sources]] of waiting) render?.(target, markdown, sources);
-    waiting.clear();
-  });
+      for (const [target, [markdown, sources]] of waiting) render(target, markdown, sources);
+      waiting.clear();
+    },
+    (error) => {
+      loading = null; // the next call tries again
+      throw error;
+    },
+  );
   return loading;
 }
 

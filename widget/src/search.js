@@ -8,6 +8,8 @@
 /** @typedef {typeof import('./search-modal.js').SearchModal} SearchModalClass */
 /** @typedef {import('./search-modal.js').SearchModal} SearchModal */
 
+import { loadSibling } from './sibling.js';
+
 export const TRIGGER = 'data-bookwise-search';
 const READY = '__bookwiseSearch'; // the modal's script calls window[READY](SearchModal)
 
@@ -21,24 +23,9 @@ let loading = null;
  * @returns {Promise<SearchModalClass>}
  */
 export function loadSearch(url) {
-  loading ??= new Promise((resolve, reject) => {
-    let started = false;
-    window[READY] = (Modal) => {
-      started = true;
-      resolve(Modal);
-    };
-    const script = document.createElement('script');
-    script.src = url;
-    const failed = (/** @type {string} */ how) => {
-      script.remove();
-      loading = null;
-      reject(new Error(`the widget's search ${how} ${url}`));
-    };
-    script.onerror = () => failed('did not load from');
-    // A script that ran without handing the modal over (a page served in its place): the next
-    // shortcut tries again instead of waiting on this one for ever.
-    script.onload = () => started || failed('did not start from');
-    document.head.append(script);
+  loading ??= loadSibling(url, READY, 'search').catch((error) => {
+    loading = null; // the next shortcut tries again
+    throw error;
   });
   return loading;
 }

@@ -23,6 +23,7 @@ import bookwise
 from apiserver import chat, serving_process
 from bookwise.settings import Settings
 from nginx import free_port
+from release import release_once
 
 pytestmark = pytest.mark.docusaurus  # slow packaging test: builds the release and installs it
 
@@ -55,8 +56,7 @@ def run(cmd: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[st
 @pytest.fixture(scope="module")
 def lean(tmp_path_factory: pytest.TempPathFactory, example_local: Settings) -> Lean:
     work = tmp_path_factory.mktemp("lean")
-    dist, venv, data_dir = work / "dist", work / ".venv", work / "data"
-    run([str(ROOT / "scripts" / "release"), str(dist)], ROOT, PYTHON=sys.executable)
+    dist, venv, data_dir = release_once(tmp_path_factory), work / ".venv", work / "data"
     run([sys.executable, "-m", "venv", str(venv)], work)
     run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(dist / WHEEL)], work)
     # A copy of its own: the server may write beside the index (feedback), and the run's other

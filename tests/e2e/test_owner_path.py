@@ -23,14 +23,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 import bookwise
+import local_http
 from apiserver import parse_sse, serving_process, stop_group
 from browser import page_without_errors, part, visit
 from docusite import read_built_pages, unresolved
 from nginx import free_port
+from release import release_once
 
 pytestmark = pytest.mark.docusaurus
 
@@ -135,8 +136,7 @@ def serving(cmd: list[str], cwd: Path, url: str, path: str, **env: str) -> Itera
 @pytest.fixture(scope="module")
 def owner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnerSite]:
     work = tmp_path_factory.mktemp("owner")
-    dist = work / "dist"
-    run([str(ROOT / "scripts" / "release"), str(dist)], ROOT, PYTHON=sys.executable)
+    dist = release_once(tmp_path_factory)
     venv = work / ".venv"
     install = (
         f"{sys.executable} -m venv {venv} && {venv}/bin/pip install --quiet --no-compile {TORCH}"
@@ -209,8 +209,8 @@ def test_the_wheel_runs_from_a_clean_environment_with_one_version(owner: OwnerSi
     assert Path(where).is_relative_to(owner.venv) and not Path(where).is_relative_to(ROOT)
     version = run([str(owner.venv / "bin" / "bookwise"), "--version"], owner.site).stdout.strip()
     assert version == f"bookwise {VERSION}"
-    assert httpx.get(f"{owner.api}/api/config", timeout=10).json()["version"] == VERSION
-    widget = httpx.get(f"{owner.api}/widget.js", timeout=10)
+    assert local_http.get(f"{owner.api}/api/config", timeout=10).json()["version"] == VERSION
+    widget = local_http.get(f"{owner.api}/widget.js", timeout=10)
     assert widget.status_code == 200 and widget.headers["content-type"].startswith("text/javascript")
 
 
@@ -227,7 +227,7 @@ def test_the_ci_command_passes_strict_on_a_future_v4_build(owner: OwnerSite) -> 
     assert (build / "llms.txt").is_file() and (build / "docs" / "intro.md").is_file()
     # Every citation Bookwise can give resolves to a page and heading of the built site.
     pages = read_built_pages(build)
-    hits = httpx.post(f"{owner.api}/api/search", json={"query": QUESTION, "top_k": 10}, timeout=30)
+    hits = local_http.post(f"{owner.api}/api/search", json={"query": QUESTION, "top_k": 10}, timeout=30)
     assert hits.status_code == 200, hits.text
     urls = [urlsplit(hit["url"]) for hit in hits.json()["sources"]]
     assert len(urls) >= 5
@@ -250,7 +250,7 @@ def test_a_reader_asks_and_the_citation_lands_on_its_heading(owner: OwnerSite, b
 
 
 def test_the_answer_stream_from_the_sites_origin(owner: OwnerSite) -> None:
-    with httpx.Client(timeout=60) as client:
+    with local_http.client(timeout=60) as client:
         with client.stream(
             "POST", f"{owner.api}/api/chat", json={"question": QUESTION}, headers={"Origin": owner.site_url}
         ) as response:

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+import local_http
 from bookwise.api.app import create_app
 from bookwise.api.server import uvicorn_options
 from bookwise.index.build import IngestReport, run_ingest
@@ -111,9 +112,8 @@ def wait_until_serving(
 ) -> None:
     """Return once a `bookwise serve` subprocess answers ``path`` with 200; fail if it exits or is late."""
     deadline = time.monotonic() + within_s
-    # One client for the whole wait: each new one builds a TLS context (about 20 ms of CPU), and a
-    # wait of a minute and a half (the demo) polled that way cost a core a fifth of its time.
-    with httpx.Client(timeout=2) as client:
+    # One client for the whole wait, not one per poll: the demo's wait lasts a minute and a half.
+    with local_http.client(timeout=2) as client:
         while True:
             try:
                 if client.get(f"{url}{path}").status_code == 200:
@@ -232,7 +232,7 @@ def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
 def chat(
     url: str, body: dict[str, Any], *, headers: dict[str, str] | None = None, timeout: float = 20
 ) -> Stream:
-    with httpx.Client(timeout=timeout) as client:
+    with local_http.client(timeout=timeout) as client:
         with client.stream("POST", f"{url}/api/chat", json=body, headers=headers) as response:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 return Stream(response.status_code, response.headers, list(parse_sse(response.iter_lines())))

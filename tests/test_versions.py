@@ -10,8 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
-
+import local_http
 from apiserver import running_api
 from bookwise import __version__
 from bookwise.settings import Settings
@@ -40,7 +39,7 @@ def test_the_served_widget_bundle_was_built_from_this_version() -> None:
 def test_api_config_reports_the_version_beside_the_limits(tmp_path: Path) -> None:
     settings = Settings(_env_file=None, data_dir=tmp_path, embedding_provider="hash")  # type: ignore[call-arg]
     with running_api(settings) as url:
-        served = httpx.get(f"{url}/api/config", timeout=10).json()
+        served = local_http.get(f"{url}/api/config", timeout=10).json()
     assert served["version"] == __version__
     assert set(served["limits"]) >= {"max_question_chars", "max_history_chars"}
 

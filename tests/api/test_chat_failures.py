@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import Stream, build_book, chat, parse_sse, running_api
 from bookwise.api.app import create_app
 from bookwise.errors import StoreUnavailableError
@@ -43,7 +43,7 @@ def test_client_disconnect_stops_the_upstream_llm_stream_within_2s(
     tmp_path: Path, llm_server: tuple[FakeLLM, str], fake: FakeLLM
 ) -> None:
     fake.mode, fake.stall_after = "stall", 1
-    with api(tmp_path, llm_server[1]) as url, httpx.Client(timeout=10) as client:
+    with api(tmp_path, llm_server[1]) as url, local_http.client(timeout=10) as client:
         with client.stream("POST", f"{url}/api/chat", json=QUESTION) as response:
             events = parse_sse(response.iter_lines())
             assert [name for name, _ in (next(events), next(events), next(events))] == [
@@ -131,7 +131,7 @@ def test_qdrant_server_unreachable_is_a_503_before_any_stream(
     )
     with running_api(settings) as url:
         stream = chat(url, QUESTION)
-        ready = httpx.get(f"{url}/api/ready", timeout=10)
+        ready = local_http.get(f"{url}/api/ready", timeout=10)
     assert stream.status == 503 and stream.events == []
     assert stream.body is not None and stream.body["error"]["code"] == "store_unavailable"
     assert stream.body["error"]["retryable"] is True and stream.headers["x-request-id"]

@@ -6,9 +6,9 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, chat, running_api
 from bookwise import __version__
 from bookwise.api.app import create_app
@@ -24,7 +24,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Sett
 
 def test_search_returns_the_same_source_objects_and_sufficiency(served: tuple[str, Settings]) -> None:
     url, _ = served
-    response = httpx.post(
+    response = local_http.post(
         f"{url}/api/search", json={"query": "what do quokkas eat in the evening", "top_k": 3}
     )
     assert response.status_code == 200
@@ -38,11 +38,11 @@ def test_search_returns_the_same_source_objects_and_sufficiency(served: tuple[st
 
 def test_search_filters_and_their_errors(served: tuple[str, Settings]) -> None:
     url, _ = served
-    filtered = httpx.post(
+    filtered = local_http.post(
         f"{url}/api/search", json={"query": "quokka", "filters": {"doc_path": "care/housing.md"}}
     )
     assert {s["doc_path"] for s in filtered.json()["sources"]} == {"care/housing.md"}
-    wrong = httpx.post(f"{url}/api/search", json={"query": "quokka", "filters": {"colour": "red"}})
+    wrong = local_http.post(f"{url}/api/search", json={"query": "quokka", "filters": {"colour": "red"}})
     assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "invalid_request"
 
 
@@ -52,39 +52,39 @@ def test_feedback_is_stored_durably(served: tuple[str, Settings]) -> None:
     answered = chat(url, {"question": "What do quokkas eat?"})
     request_id = answered.first("meta")["request_id"]
     body = {"request_id": request_id, "rating": "down", "question": "q?", "answer": "a.", "sources": sources}
-    response = httpx.post(f"{url}/api/feedback", json=body)
+    response = local_http.post(f"{url}/api/feedback", json=body)
     assert response.status_code == 201 and response.json()["stored"] is True
     with sqlite3.connect(settings.resolved_feedback_db) as db:
         row = db.execute("SELECT request_id, rating, question, answer, sources FROM feedback").fetchone()
     assert row[:4] == (request_id, "down", "q?", "a.") and "morning-feed" in row[4]
-    bad = httpx.post(f"{url}/api/feedback", json={**body, "rating": "meh"})
+    bad = local_http.post(f"{url}/api/feedback", json={**body, "rating": "meh"})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
 
 
 def test_health_ready_widget_and_unknown_paths(served: tuple[str, Settings]) -> None:
     url, _ = served
-    assert httpx.get(f"{url}/api/health").json()["status"] == "ok"
-    ready = httpx.get(f"{url}/api/ready").json()
+    assert local_http.get(f"{url}/api/health").json()["status"] == "ok"
+    ready = local_http.get(f"{url}/api/ready").json()
     assert ready["status"] == "ready" and ready["embed_model"] == "hash-384" and ready["points"] > 0
     assert ready["llm"] is None
-    widget = httpx.get(f"{url}/widget.js")
+    widget = local_http.get(f"{url}/widget.js")
     assert widget.status_code == 200 and "Bookwise" in widget.text
     # The widget's Markdown renderer, which it loads from beside itself on first open.
-    renderer = httpx.get(f"{url}/widget-markdown.js")
+    renderer = local_http.get(f"{url}/widget-markdown.js")
     assert renderer.status_code == 200 and renderer.headers["content-type"].startswith("text/javascript")
     assert "__bookwiseMarkdown" in renderer.text
-    missing = httpx.get(f"{url}/api/nope")
+    missing = local_http.get(f"{url}/api/nope")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-    wrong_method = httpx.get(f"{url}/api/chat")
+    wrong_method = local_http.get(f"{url}/api/chat")
     assert wrong_method.status_code == 405 and wrong_method.json()["error"]["code"] == "invalid_request"
 
 
 def test_no_index_yet_means_not_ready_and_503_then_ready_once_ingested(tmp_path: Path) -> None:
     empty = Settings(_env_file=None, data_dir=tmp_path / "data", embedding_provider="hash")  # type: ignore[call-arg]
     with running_api(empty) as url:
-        assert httpx.get(f"{url}/api/health").status_code == 200
-        ready = httpx.get(f"{url}/api/ready")
-        chat = httpx.post(f"{url}/api/chat", json={"question": "quokkas?"})
+        assert local_http.get(f"{url}/api/health").status_code == 200
+        ready = local_http.get(f"{url}/api/ready")
+        chat = local_http.post(f"{url}/api/chat", json={"question": "quokkas?"})
     assert ready.status_code == 503 and ready.json()["error"]["code"] == "index_not_found"
     assert chat.status_code == 503 and chat.json()["error"]["code"] == "index_not_found"
 
@@ -100,11 +100,11 @@ def test_config_serves_the_limits_a_widget_must_keep_to(tmp_path: Path) -> None:
         max_history_turns=2,
     )
     with running_api(lowered) as url:
-        limits = httpx.get(f"{url}/api/config").json()["limits"]
+        limits = local_http.get(f"{url}/api/config").json()["limits"]
         turn = {"role": "assistant", "content": "x" * limits["max_history_chars"]}
-        kept = httpx.post(f"{url}/api/chat", json={"question": "and then?", "history": [turn]})
+        kept = local_http.post(f"{url}/api/chat", json={"question": "and then?", "history": [turn]})
         over = {**turn, "content": turn["content"] + "x"}
-        cut = httpx.post(f"{url}/api/chat", json={"question": "and then?", "history": [over]})
+        cut = local_http.post(f"{url}/api/chat", json={"question": "and then?", "history": [over]})
     assert limits == {
         "max_question_chars": 2000,
         "max_selection_chars": 4000,

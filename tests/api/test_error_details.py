@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+import local_http
 from apiserver import build_book, running_api
 from bookwise.api.app import create_app
 from bookwise.api.server import uvicorn_options
@@ -64,8 +65,8 @@ def test_a_failing_qdrant_server_names_no_host_or_path_in_the_503_body_only_in_t
         open_store(settings).open_reader()
     assert SECRET_PATH in raised.value.message and SECRET_PATH not in json.dumps(raised.value.to_dict())
     with running_api(settings) as url:
-        ready = httpx.get(f"{url}/api/ready", timeout=10)
-        search = httpx.post(f"{url}/api/search", json={"query": "quokka"}, timeout=10)
+        ready = local_http.get(f"{url}/api/ready", timeout=10)
+        search = local_http.post(f"{url}/api/search", json={"query": "quokka"}, timeout=10)
     assert_private(ready, "store_unavailable", log_lines)
     assert_private(search, "store_unavailable", log_lines)
 
@@ -80,7 +81,7 @@ def test_a_failing_embeddings_api_names_no_host_or_path_in_the_503_body_only_in_
     retriever = Retriever(settings, store.open_reader(), embedder)
     try:
         with serve_in_thread(create_app(settings, retriever=retriever), **uvicorn_options(settings)) as url:
-            search = httpx.post(f"{url}/api/search", json={"query": "quokka"}, timeout=30)
+            search = local_http.post(f"{url}/api/search", json={"query": "quokka"}, timeout=30)
         assert_private(search, "embedding_failed", log_lines)
         with pytest.raises(EmbeddingError) as raised:
             embedder.embed_query("quokka")

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, chat, running_api
 from bookwise.api.feedback import Feedback
 from bookwise.errors import UnknownAnswerError
@@ -51,7 +52,7 @@ def answer_id(url: str) -> str:
 
 
 def post(url: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(f"{url}/api/feedback", json=body, timeout=10)
+    return local_http.post(f"{url}/api/feedback", json=body, timeout=10)
 
 
 @pytest.mark.parametrize("request_id", ["", "made-up-id-123", "0123456789abcdef0123456789abcdef"])
@@ -119,7 +120,7 @@ def spare_book(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 def serves_all_but_feedback(settings: Settings) -> None:
     with running_api(settings) as url:
-        assert httpx.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 200
+        assert local_http.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 200
         request_id = answer_id(url)
         for _ in range(2):
             refused = post(url, rating(request_id))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, running_api
 from bookwise.generation import coverage
 
@@ -30,6 +30,6 @@ def test_the_first_questions_of_a_fresh_server_waited_for_the_books_phrases_regr
     with running_api(settings) as url:
         assert len(read) == 1  # at start, before any question
         for question in ("How do I feed a quokka?", "Where do quokkas sleep?"):
-            response = httpx.post(f"{url}/api/chat", json={"question": question}, timeout=30)
+            response = local_http.post(f"{url}/api/chat", json={"question": question}, timeout=30)
             assert response.status_code == 200 and "event: done" in response.text
         assert len(read) == 1

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+import local_http
 from apiserver import BOOK, chat, hash_settings, ingest_hashed
 from bookwise.api.app import create_app
 from bookwise.index.embedders import HashEmbedder
@@ -124,29 +125,29 @@ def test_lone_surrogate_anywhere_in_a_request_is_refused_naming_the_field(
     url: str, path: str, body: dict[str, Any], field: str
 ) -> None:
     # json.dumps escapes the surrogate as `\ud800`, as a hostile client would send it.
-    response = httpx.post(
+    response = local_http.post(
         f"{url}{path}", content=json.dumps(body), headers={"content-type": "application/json"}
     )
     assert "lone surrogate" in assert_invalid(response, field)
-    assert httpx.post(f"{url}/api/search", json={"query": QUERY}).status_code == 200  # serving goes on
+    assert local_http.post(f"{url}/api/search", json={"query": QUERY}).status_code == 200  # serving goes on
 
 
 def test_raw_surrogate_bytes_in_the_body_are_refused_like_the_escaped_form(url: str) -> None:
     # ED A0 80 is U+D800 "encoded" as UTF-8 (CESU-8); Python's JSON parser lets it through as '\ud800'.
     raw = b'{"query": "odometry \xed\xa0\x80"}'
-    response = httpx.post(f"{url}/api/search", content=raw, headers={"content-type": "application/json"})
+    response = local_http.post(f"{url}/api/search", content=raw, headers={"content-type": "application/json"})
     assert "U+D800" in assert_invalid(response, "query")
-    assert httpx.post(f"{url}/api/search", json={"query": QUERY}).status_code == 200
+    assert local_http.post(f"{url}/api/search", json={"query": QUERY}).status_code == 200
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x1b", "\x08"])
 def test_control_characters_in_a_question_are_refused(url: str, char: str) -> None:
-    response = httpx.post(f"{url}/api/chat", json={"question": f"quokka{char}food"})
+    response = local_http.post(f"{url}/api/chat", json={"question": f"quokka{char}food"})
     assert "control character" in assert_invalid(response, "question")
 
 
 def test_tabs_and_line_breaks_are_text(url: str) -> None:
-    response = httpx.post(f"{url}/api/search", json={"query": "quokkas\teat\r\nin the morning"})
+    response = local_http.post(f"{url}/api/search", json={"query": "quokkas\teat\r\nin the morning"})
     assert response.status_code == 200 and response.json()["sources"]
 
 
@@ -171,7 +172,7 @@ def search_beside_poison(url: str, burst: int) -> None:
     surrogates = [{"query": f"odometry {burst}.{n} \ud800"} for n in range(3)]
     poisons = [{"query": f"{_PoisonableEmbedder.POISON} {burst}.{n}"} for n in range(3)]
     bodies = normal[:10] + surrogates + poisons[:1] + normal[10:20] + poisons[1:] + normal[20:]
-    with httpx.Client(timeout=30) as client:
+    with local_http.client(timeout=30) as client:
 
         def post(body: dict[str, Any]) -> httpx.Response:
             return client.post(
@@ -206,7 +207,7 @@ def assert_clean_source(source: dict[str, Any]) -> None:
 def test_raw_author_html_and_off_site_urls_never_reach_search_results(url: str) -> None:
     """Was: titles, headings, modules and chapters carried raw HTML, a URL was `/\\evil.example/x`
     (another site, to a browser) and an anchor `"><svg onload=…>`."""
-    response = httpx.post(
+    response = local_http.post(
         f"{url}/api/search", json={"query": "wombat burrows claws diet select", "top_k": 10}
     )
     assert response.status_code == 200

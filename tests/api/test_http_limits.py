@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, chat, hash_settings, running_api
 from bookwise.api.server import ensure_file_limit
 from fakellm import FakeLLM
@@ -95,7 +95,7 @@ def trickle(sock: socket.socket, piece: bytes, every: float = 0.1) -> bool:
 
 
 def assert_serving(url: str) -> None:
-    assert httpx.get(f"{url}/api/health", timeout=GIVE_UP_S).status_code == 200
+    assert local_http.get(f"{url}/api/health", timeout=GIVE_UP_S).status_code == 200
 
 
 def test_idle_connection_is_closed_at_the_request_timeout(url: str) -> None:
@@ -140,7 +140,7 @@ def test_an_answer_streaming_longer_than_the_request_timeout_is_not_cut(url: str
 
 
 def test_keep_alive_connection_serves_requests_spread_past_the_request_timeout(url: str) -> None:
-    with httpx.Client(timeout=GIVE_UP_S) as client:  # one pooled connection, reused
+    with local_http.client(timeout=GIVE_UP_S) as client:  # one pooled connection, reused
         for _ in range(3):
             assert client.get(f"{url}/api/health").status_code == 200
             time.sleep(REQUEST_TIMEOUT_S * 0.6)
@@ -179,7 +179,7 @@ def test_idle_connections_beyond_the_cap_get_503_at_once_then_free_up_at_the_req
 ) -> None:
     idle = [connect(url) for _ in range(MAX_CONNECTIONS)]
     try:
-        busy = httpx.get(f"{url}/api/health", timeout=GIVE_UP_S)
+        busy = local_http.get(f"{url}/api/health", timeout=GIVE_UP_S)
         assert busy.status_code == 503  # uvicorn's own answer, at once: not a hang
         assert all(closed_by_server(sock, GIVE_UP_S) for sock in idle)
     finally:

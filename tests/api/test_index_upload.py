@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+import local_http
 from adaptbook import ADAPT_PAGES
 from apiserver import build_book, chat, cli_env, hash_settings, running_api
 from bookwise.index.adapt import is_adapted, model_dir
@@ -92,7 +93,9 @@ def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def put(url: str, content: Any, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.put(f"{url}/api/admin/index", content=content, headers=AUTH | (headers or {}), timeout=60)
+    return local_http.put(
+        f"{url}/api/admin/index", content=content, headers=AUTH | (headers or {}), timeout=60
+    )
 
 
 def ci_generation(ci: Settings) -> str:
@@ -148,7 +151,7 @@ def test_upload_is_installed_and_served_at_once(served: Served, ci: Settings, ar
     assert answer["index_version"] == new and answer["serving"] == new
     assert answer["points"] > 0 and answer["embed_model"] == "hash-384"
     assert json.loads((served.index / "CURRENT").read_text()) == {"generation": new}
-    ready = httpx.get(f"{served.url}/api/ready", timeout=30).json()
+    ready = local_http.get(f"{served.url}/api/ready", timeout=30).json()
     assert ready["index_version"] == new and ready["points"] == answer["points"]
     assert chat(served.url, {"question": "What do quokkas eat?"}).first("meta")["index_version"] == new
     served.assert_clean()
@@ -157,10 +160,10 @@ def test_upload_is_installed_and_served_at_once(served: Served, ci: Settings, ar
 def test_first_upload_to_a_server_without_an_index(tmp_path: Path, ci: Settings, archive: bytes) -> None:
     settings = hash_settings(tmp_path / "empty", admin_token=TOKEN)
     with running_api(settings) as url:
-        assert httpx.get(f"{url}/api/ready", timeout=30).status_code == 503
+        assert local_http.get(f"{url}/api/ready", timeout=30).status_code == 503
         answer = put(url, archive).json()
         assert answer["serving"] == ci_generation(ci)
-        assert httpx.get(f"{url}/api/ready", timeout=30).json()["index_version"] == ci_generation(ci)
+        assert local_http.get(f"{url}/api/ready", timeout=30).json()["index_version"] == ci_generation(ci)
 
 
 def test_the_same_generation_again_changes_nothing(served: Served, ci: Settings, archive: bytes) -> None:
@@ -176,7 +179,7 @@ def test_the_same_generation_again_changes_nothing(served: Served, ci: Settings,
 @pytest.mark.parametrize("token", ["", "Bearer wrong-token-0123456789", f"Basic {TOKEN}"])
 def test_without_the_token_nothing_is_written(refusing: Served, archive: bytes, token: str) -> None:
     state = refusing.state()
-    response = httpx.put(
+    response = local_http.put(
         f"{refusing.url}/api/admin/index", content=archive, headers={"Authorization": token}, timeout=30
     )
     message = refused(response, 401, "unauthorized")
@@ -364,9 +367,9 @@ def test_the_site_adapted_embedder_travels_with_its_generation(tmp_path: Path) -
         answer = publish(ci.data_dir, url, TOKEN, timeout_s=120)
         assert answer["model_installed"] and answer["embed_model"] == report.embed_model
         assert (model_dir(server.data_dir, report.embed_model) / "config.json").is_file()
-        ready = httpx.get(f"{url}/api/ready", timeout=60).json()
+        ready = local_http.get(f"{url}/api/ready", timeout=60).json()
         assert ready["embed_model"] == report.embed_model
-        found = httpx.post(
+        found = local_http.post(
             f"{url}/api/search", json={"query": "what does a reducer compute?", "top_k": 3}, timeout=60
         ).json()
         assert "Reducers" in [source["heading"] for source in found["sources"]]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import hash_settings, ingest_hashed, running_api
 from bookwise.settings import Settings
 from examplesite import EXAMPLE_SITE
@@ -29,7 +29,7 @@ def url(example: Settings) -> Iterator[str]:
 
 
 def instant(url: str, q: str, **params: Any) -> dict[str, Any]:
-    response = httpx.get(f"{url}/api/search/instant", params={"q": q, **params}, timeout=30)
+    response = local_http.get(f"{url}/api/search/instant", params={"q": q, **params}, timeout=30)
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()
     return data
@@ -63,7 +63,7 @@ def test_marks_point_at_the_matched_words_of_the_snippet_and_heading(url: str) -
 
 
 def test_the_url_is_the_citation_url_of_the_same_section(url: str) -> None:
-    searched = httpx.post(f"{url}/api/search", json={"query": "integral windup", "top_k": 1}, timeout=30)
+    searched = local_http.post(f"{url}/api/search", json={"query": "integral windup", "top_k": 1}, timeout=30)
     cited = searched.json()["sources"][0]["url"]
     assert cited in [section["url"] for _, section in sections(instant(url, "integral windup "))]
 
@@ -86,12 +86,12 @@ def test_the_dense_channel_joins_once_a_word_is_complete(url: str) -> None:
 def test_keystroke_searches_have_their_own_budget(url: str) -> None:
     # The POST endpoints' budget (30 a minute by default) is not spent by typing...
     statuses = [
-        httpx.get(f"{url}/api/search/instant", params={"q": f"k{'a' * n}"}, timeout=30).status_code
+        local_http.get(f"{url}/api/search/instant", params={"q": f"k{'a' * n}"}, timeout=30).status_code
         for n in range(45)
     ]
     assert statuses.count(429) >= 1 and statuses[:30].count(429) == 0, statuses
-    refused = httpx.get(f"{url}/api/search/instant", params={"q": "pid"}, timeout=30)
+    refused = local_http.get(f"{url}/api/search/instant", params={"q": "pid"}, timeout=30)
     assert refused.json()["error"]["code"] == "rate_limited"
     assert int(refused.headers["retry-after"]) >= 1
-    searched = httpx.post(f"{url}/api/search", json={"query": "pid"}, timeout=30)
+    searched = local_http.post(f"{url}/api/search", json={"query": "pid"}, timeout=30)
     assert searched.status_code == 200

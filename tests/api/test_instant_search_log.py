@@ -11,9 +11,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import cli_env, hash_settings, ingest_hashed, running_api
 from bookwise.insights.factory import open_insights_store
 from bookwise.insights.records import LogFilter, QuestionRecord
@@ -35,7 +35,7 @@ def url(example: Settings) -> Iterator[str]:
 
 
 def settle(url: str, **body: Any) -> dict[str, Any]:
-    response = httpx.post(f"{url}/api/search/instant/log", json=body, timeout=30)
+    response = local_http.post(f"{url}/api/search/instant/log", json=body, timeout=30)
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()
     return data
@@ -56,7 +56,7 @@ def logged(settings: Settings, count: int) -> list[QuestionRecord]:
 
 
 def test_settled_searches_reach_the_log_and_unopened_ones_the_gaps(example: Settings, url: str) -> None:
-    first = httpx.get(f"{url}/api/search/instant", params={"q": "integral windup "}, timeout=30).json()
+    first = local_http.get(f"{url}/api/search/instant", params={"q": "integral windup "}, timeout=30).json()
     opened = first["pages"][0]["sections"][0]["url"]
     page = "https://robots.example.org/docs/control/pid-control?utm=x#top"
     assert settle(url, query="integral windup ", opened=opened, page_url=page)["logged"] is True

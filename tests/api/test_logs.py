@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
-import httpx
 
+import local_http
 from bookwise.api.app import create_app
 from bookwise.api.routes.chat import answer_events
 from bookwise.api.server import uvicorn_options
@@ -41,12 +41,12 @@ def test_unexpected_error_traceback_is_one_json_line_with_its_request_id(
 ) -> None:
     app = create_app(settings, retriever=cast(Retriever, BrokenRetriever()))
     with serve_in_thread(app, **uvicorn_options(settings)) as url:
-        failed = httpx.post(
+        failed = local_http.post(
             f"{url}/api/search", json={"query": "quokka"}, headers={"X-Request-ID": "bug-0001"}
         )
         assert failed.status_code == 500 and failed.json()["error"]["code"] == "internal_error"
-        assert httpx.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 500
-        assert httpx.get(f"{url}/api/health").status_code == 200  # serving goes on
+        assert local_http.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 500
+        assert local_http.get(f"{url}/api/health").status_code == 200  # serving goes on
     lines = log_lines.getvalue().splitlines()
     records = [json.loads(line) for line in lines]  # every line is one JSON object
     failures = [r for r in records if "exception" in r]

@@ -13,11 +13,11 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+import local_http
 from apiserver import build_book, hash_settings, ingest_hashed, running_api
 from bookwise.api.mcp import BookTools, build_mcp_server
 from bookwise.api.services import IndexHandle
@@ -166,25 +166,27 @@ def test_search_cites_what_the_api_cites(api: str) -> None:
     with_client(f"{api}/mcp", search_all)
     for query in queries:
         body = {"query": query, "top_k": 5}
-        expected = [s["url"] for s in httpx.post(f"{api}/api/search", json=body).json()["sources"]]
+        expected = [s["url"] for s in local_http.post(f"{api}/api/search", json=body).json()["sources"]]
         assert seen[query] == expected and expected
 
 
 def test_mcp_refuses_a_host_not_allowed(api: str) -> None:
-    response = httpx.post(f"{api}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:8000"})
+    response = local_http.post(
+        f"{api}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example:8000"}
+    )
     assert response.status_code == 421
     assert response.json()["error"]["code"] == "host_not_allowed"
 
 
 def test_mcp_refuses_a_foreign_origin(api: str) -> None:
-    response = httpx.post(
+    response = local_http.post(
         f"{api}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "http://evil.example"}
     )
     assert response.status_code == 403
 
 
 def test_mcp_answers_a_plain_json_rpc_client(api: str) -> None:
-    response = httpx.post(f"{api}/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    response = local_http.post(f"{api}/mcp", json=INITIALIZE, headers=MCP_HEADERS)
     assert response.status_code == 200, response.text
     events = [line for line in response.text.splitlines() if line.startswith("data:")]
     assert json.loads(events[0][5:])["result"]["serverInfo"]["name"].startswith(TITLE)
@@ -195,7 +197,7 @@ def test_mcp_is_rate_limited(tmp_path: Path) -> None:
     with running_api(settings) as url:
         away_from_a_minute_boundary()
         statuses = [
-            httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code for _ in range(3)
+            local_http.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS).status_code for _ in range(3)
         ]
     assert statuses[:2] == [200, 200] and statuses[2] == 429
 
@@ -210,8 +212,8 @@ def test_mcp_body_size_is_capped(tmp_path: Path) -> None:
             yield body[start : start + 1000]
 
     with running_api(settings) as url:
-        declared = httpx.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
-        streamed = httpx.post(f"{url}/mcp", content=chunked(), headers=MCP_HEADERS)
+        declared = local_http.post(f"{url}/mcp", json=big, headers=MCP_HEADERS)
+        streamed = local_http.post(f"{url}/mcp", content=chunked(), headers=MCP_HEADERS)
     assert declared.status_code == 413 and streamed.status_code == 413
     assert streamed.json()["error"]["code"] == "payload_too_large"
 
@@ -265,8 +267,8 @@ def test_browser_clients_may_read_the_mcp_session_header(tmp_path: Path) -> None
     site = "https://docs.example.org"
     settings = build_book(tmp_path, allowed_origins=[site])
     with running_api(settings) as url:
-        response = httpx.post(f"{url}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": site})
-        preflight = httpx.options(
+        response = local_http.post(f"{url}/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": site})
+        preflight = local_http.options(
             f"{url}/mcp",
             headers={
                 "Origin": site,

@@ -16,6 +16,7 @@ import httpx
 import pytest
 from mcp import Client
 
+import local_http
 from apiserver import build_book, hash_settings, ingest_hashed, running_api
 from bookwise.api.mcp import BookTools, ContentsLimits, Edition, build_mcp_server
 from bookwise.retrieval.retriever import Retriever
@@ -221,14 +222,14 @@ def test_health_answers_while_large_contents_calls_run(large_book: tuple[Setting
     with running_api(settings) as url:
 
         def contents(_: int) -> dict[str, Any]:
-            response = httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=120)
+            response = local_http.post(f"{url}/mcp", json=body, headers=headers, timeout=120)
             assert response.status_code == 200, response.text
             data = next(line for line in response.text.splitlines() if line.startswith("data:"))
             return dict(json.loads(data[5:])["result"]["structuredContent"])
 
         with ThreadPoolExecutor(6) as pool:
             calls = [pool.submit(contents, n) for n in range(5)]
-            health = [httpx.get(f"{url}/api/health", timeout=30).status_code for _ in range(5)]
+            health = [local_http.get(f"{url}/api/health", timeout=30).status_code for _ in range(5)]
             parts = [call.result() for call in calls]
     assert health == [200] * 5
     assert all(part["total_pages"] == len(urls) and listed(part) for part in parts)
@@ -243,7 +244,7 @@ def small_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_get_mcp_event_stream_is_refused_at_once(small_api: str) -> None:
     """Regression: `GET /mcp` opened an event stream that never ended, outside every limit."""
-    with httpx.stream(
+    with local_http.stream(
         "GET", f"{small_api}/mcp", headers={"Accept": "text/event-stream"}, timeout=10
     ) as response:
         body = json.loads(response.read())
@@ -251,7 +252,7 @@ def test_get_mcp_event_stream_is_refused_at_once(small_api: str) -> None:
     assert body["error"]["code"] == "method_not_allowed"
     assert body["error"]["request_id"] == response.headers["x-request-id"]
     for method in ("HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"):
-        other = httpx.request(method, f"{small_api}/mcp", timeout=10)
+        other = local_http.request(method, f"{small_api}/mcp", timeout=10)
         assert other.status_code == 405 and other.headers["allow"] == "POST", method
 
 
@@ -270,7 +271,7 @@ def test_health_answers_while_many_get_mcp_are_attempted(small_api: str) -> None
     try:
         with ThreadPoolExecutor(16) as pool:
             statuses = pool.map(attempt, range(400))
-            health = [httpx.get(f"{small_api}/api/health", timeout=10).status_code for _ in range(10)]
+            health = [local_http.get(f"{small_api}/api/health", timeout=10).status_code for _ in range(10)]
             refused = list(statuses)
     finally:
         for client in clients:
@@ -281,7 +282,7 @@ def test_health_answers_while_many_get_mcp_are_attempted(small_api: str) -> None
 
 def test_mcp_search_refuses_control_characters_like_the_api(small_api: str) -> None:
     """Regression: MCP `search` accepted "kalman \\u0000 gain", which `POST /api/search` refuses (422)."""
-    rest = httpx.post(f"{small_api}/api/search", json={"query": "kalman \u0000 gain"}, timeout=10)
+    rest = local_http.post(f"{small_api}/api/search", json={"query": "kalman \u0000 gain"}, timeout=10)
     assert rest.status_code == 422
     expected = rest.json()["error"]["message"]
     refusals: list[str] = []
@@ -302,7 +303,9 @@ def test_mcp_search_refuses_control_characters_like_the_api(small_api: str) -> N
 def test_mcp_search_limit_is_not_coerced(small_api: str) -> None:
     """Regression: MCP coerced `limit` (true → 1, "5" → 5) where the API refuses `top_k`."""
     for top_k in (True, "5"):
-        rest = httpx.post(f"{small_api}/api/search", json={"query": "quokka", "top_k": top_k}, timeout=10)
+        rest = local_http.post(
+            f"{small_api}/api/search", json={"query": "quokka", "top_k": top_k}, timeout=10
+        )
         assert rest.status_code == 422
     refusals: list[str] = []
 

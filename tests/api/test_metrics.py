@@ -15,11 +15,11 @@ from pathlib import Path
 from subprocess import DEVNULL
 from typing import Any
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import bookwise
+import local_http
 from apiserver import build_book, chat, ingest_hashed, parse_sse, running_api, wait_until_serving
 from bookwise.api import bearer as bearer_module
 from bookwise.api.app import create_app
@@ -47,7 +47,7 @@ def value(text: str, name: str, **labels: str) -> float:
 
 
 def scrape(url: str, headers: dict[str, str] | None = None) -> str:
-    response = httpx.get(f"{url}/metrics", headers=AUTH if headers is None else headers, timeout=10)
+    response = local_http.get(f"{url}/metrics", headers=AUTH if headers is None else headers, timeout=10)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/plain")
     return response.text
@@ -66,7 +66,7 @@ def book(tmp_path: Path, **overrides: Any) -> Settings:
 
 def test_metrics_are_off_by_default_404(tmp_path: Path) -> None:
     with running_api(build_book(tmp_path)) as url:
-        response = httpx.get(f"{url}/metrics", headers=AUTH)
+        response = local_http.get(f"{url}/metrics", headers=AUTH)
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
 
 
@@ -106,7 +106,7 @@ def test_metrics_on_the_api_port_need_the_bearer_token(
             {"Authorization": f"Basic {TOKEN}"},
             {"Authorization": TOKEN},
         ):
-            refused = httpx.get(f"{url}/metrics", headers=headers)
+            refused = local_http.get(f"{url}/metrics", headers=headers)
             assert refused.status_code == 401, headers
             assert refused.json()["error"]["code"] == "unauthorized"
             assert refused.headers["www-authenticate"].startswith("Bearer")
@@ -126,11 +126,11 @@ def test_separate_port_mode_serves_metrics_there_only(tmp_path: Path) -> None:
     assert listener is not None
     try:
         with running_api(settings) as url:
-            assert httpx.get(f"{url}/metrics").status_code == 404  # not on the API's port
-            assert httpx.get(f"{url}/api/health").status_code == 200
+            assert local_http.get(f"{url}/metrics").status_code == 404  # not on the API's port
+            assert local_http.get(f"{url}/api/health").status_code == 200
             text = scrape(f"http://127.0.0.1:{port}", headers={})
             assert value(text, "bookwise_http_requests_total", route="/api/health", code="ok") >= 1
-            assert httpx.get(f"http://127.0.0.1:{port}/other").status_code == 404
+            assert local_http.get(f"http://127.0.0.1:{port}/other").status_code == 404
     finally:
         listener.stop()
     # With a token, the separate listener wants it too.
@@ -138,7 +138,7 @@ def test_separate_port_mode_serves_metrics_there_only(tmp_path: Path) -> None:
     listener = start_metrics_listener(guarded)
     assert listener is not None
     try:
-        refused = httpx.get(f"http://127.0.0.1:{port}/metrics")
+        refused = local_http.get(f"http://127.0.0.1:{port}/metrics")
         assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
         assert "bookwise_answers_total" in scrape(f"http://127.0.0.1:{port}")
     finally:
@@ -161,13 +161,13 @@ def delta(url: str) -> Callable[..., float]:
 def test_counters_move_after_a_search_an_extractive_chat_and_refusals(tmp_path: Path) -> None:
     with running_api(book(tmp_path)) as url:
         grew = delta(url)
-        assert httpx.post(f"{url}/api/search", json={"query": "quokka burrows"}).status_code == 200
+        assert local_http.post(f"{url}/api/search", json={"query": "quokka burrows"}).status_code == 200
         stream = chat(url, QUESTION)
         assert stream.names()[-1] == "done" and stream.first("done")["answer_kind"] == "extractive"
-        assert httpx.post(f"{url}/api/search", json={"query": ""}).status_code == 422
+        assert local_http.post(f"{url}/api/search", json={"query": ""}).status_code == 422
         # Refused by the Guard before routing: still counted under the route it was for.
-        assert httpx.post(f"{url}/api/chat", content=b"x").status_code == 415
-        generation = httpx.get(f"{url}/api/ready").json()["index_version"]
+        assert local_http.post(f"{url}/api/chat", content=b"x").status_code == 415
+        generation = local_http.get(f"{url}/api/ready").json()["index_version"]
 
         requests = "bookwise_http_requests_total"
         assert grew(requests, route="/api/search", method="POST", status="200", code="ok") == 1
@@ -191,12 +191,12 @@ def test_counters_move_after_a_search_an_extractive_chat_and_refusals(tmp_path: 
 def test_the_index_generation_gauge_follows_a_reingest(tmp_path: Path) -> None:
     settings = book(tmp_path)
     with running_api(settings) as url:
-        old = httpx.get(f"{url}/api/ready").json()["index_version"]
+        old = local_http.get(f"{url}/api/ready").json()["index_version"]
         feeding = tmp_path / "site" / "docs" / "care" / "feeding.md"
         feeding.write_text(feeding.read_text() + "\nQuokkas also nibble on saltbush.\n")
         ingest_hashed(settings, tmp_path / "site")
-        assert httpx.post(f"{url}/api/search", json={"query": "saltbush"}).status_code == 200
-        new = httpx.get(f"{url}/api/ready").json()["index_version"]
+        assert local_http.post(f"{url}/api/search", json={"query": "saltbush"}).status_code == 200
+        new = local_http.get(f"{url}/api/ready").json()["index_version"]
         assert new != old
         text = scrape(url)
     assert value(text, "bookwise_index_generation_info", generation=new) == 1
@@ -235,7 +235,7 @@ def test_llm_answers_retries_and_errors_are_counted(
         # A reader who leaves mid-answer: neither done nor error was sent.
         fake.mode, fake.stall_after = "stall", 1
         grew = delta(url)
-        with httpx.Client(timeout=10) as client:
+        with local_http.client(timeout=10) as client:
             with client.stream("POST", f"{url}/api/chat", json=QUESTION) as response:
                 events = parse_sse(response.iter_lines())
                 assert [next(events)[0] for _ in range(3)] == ["meta", "sources", "token"]
@@ -300,7 +300,7 @@ def test_two_processes_writing_one_metrics_dir_are_summed(tmp_path: Path) -> Non
         counted = value(scrape(first), **health)  # the start-up polls
         for url, times in ((first, 3), (second, 2)):
             for _ in range(times):
-                assert httpx.get(f"{url}/api/health").status_code == 200
+                assert local_http.get(f"{url}/api/health").status_code == 200
         for url in (first, second):  # either process serves the sum of both
             text = scrape(url)
             assert value(text, **health) == counted + 5
@@ -321,7 +321,7 @@ def test_serve_with_a_metrics_port_has_one_listener_over_a_private_dir(tmp_path:
     scratch.mkdir()
     env = serve_env(tmp_path, BOOKWISE_METRICS="true", BOOKWISE_METRICS_PORT=str(port), TMPDIR=str(scratch))
     with serving(tmp_path, env) as [(url, process)]:
-        assert httpx.get(f"{url}/metrics").status_code == 404
+        assert local_http.get(f"{url}/metrics").status_code == 404
         assert chat(url, QUESTION).names()[-1] == "done"
         text = scrape(f"http://127.0.0.1:{port}", headers={})
         assert value(text, "bookwise_answers_total", plan="extractive", outcome="done") == 1

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import uvicorn
 
+import local_http
 from apiserver import build_book, hash_settings, running_api
 from bookwise.api.guard import host_allowed
 from bookwise.api.server import uvicorn_options
@@ -76,7 +77,7 @@ def test_loopback_forwarded_for_is_not_believed_without_trusted_proxies() -> Non
 
 def post_as(url: str, host: str) -> httpx.Response:
     """POST from a page at http://{host}: its Origin and Host are both {host}, as a browser sends them."""
-    return httpx.post(
+    return local_http.post(
         f"{url}/api/search", json=SEARCH, headers={"Host": host, "Origin": f"http://{host}"}, timeout=10
     )
 
@@ -90,7 +91,7 @@ def test_dns_rebinding_page_whose_origin_equals_its_host_is_refused(tmp_path: Pa
         by_ip = post_as(url, f"127.0.0.1:{port}")
         by_name = post_as(url, f"localhost:{port}")
         by_ipv6 = post_as(url, f"[::1]:{port}")
-        curl = httpx.post(f"{url}/api/search", json=SEARCH, headers={"Host": f"evil.example:{port}"})
+        curl = local_http.post(f"{url}/api/search", json=SEARCH, headers={"Host": f"evil.example:{port}"})
     assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "origin_not_allowed"
     assert by_ip.status_code == by_name.status_code == by_ipv6.status_code == 200
     assert curl.status_code == 200  # no Origin: not a browser, nothing to rebind

@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 from pydantic import SecretStr
 
+import local_http
 from apiserver import build_book, chat, running_api
 from bookwise.api.routes.chat import Logged, answer_events
 from bookwise.generation.events import (
@@ -84,7 +85,7 @@ def answered(url: str, body: dict[str, Any]) -> tuple[str, list[tuple[str, dict[
 
 def rate(url: str, request_id: str, **extra: Any) -> httpx.Response:
     body = {"request_id": request_id, "rating": "down", "question": QUESTION, "answer": "a", **extra}
-    return httpx.post(f"{url}/api/feedback", json=body, timeout=10)
+    return local_http.post(f"{url}/api/feedback", json=body, timeout=10)
 
 
 def every_value(store: SqlStore) -> list[str]:
@@ -271,7 +272,7 @@ def test_mcp_searches_are_logged_as_agent_traffic(book: Settings, tmp_path: Path
 
 def test_the_report_route_does_not_exist_without_an_admin_token(book: Settings, tmp_path: Path) -> None:
     with running_api(book.model_copy(update={"feedback_db": tmp_path / "f.sqlite3"})) as url:
-        missing = httpx.get(f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"})
+        missing = local_http.get(f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
@@ -284,10 +285,12 @@ def test_the_report_route_needs_the_admin_token(
     with running_api(settings) as url:
         answered(url, {"question": QUESTION})
         for headers in ({}, {"Authorization": "Bearer wrong-token-of-some-length"}, {"Authorization": TOKEN}):
-            refused = httpx.get(f"{url}/api/insights", headers=headers)
+            refused = local_http.get(f"{url}/api/insights", headers=headers)
             assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
             assert TOKEN not in refused.text
-        report = httpx.get(f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        report = local_http.get(
+            f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+        )
         assert report.status_code == 200
         if report.headers["content-type"].startswith("application/json"):
             assert report.json()["questions"] >= 0
@@ -304,6 +307,6 @@ def test_an_unreachable_database_turns_feedback_off_and_answers_go_on(book: Sett
         request_id, _ = answered(url, {"question": QUESTION})
         refused = rate(url, request_id)
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "feedback_unavailable"
-        report = httpx.get(f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"})
+        report = local_http.get(f"{url}/api/insights", headers={"Authorization": f"Bearer {TOKEN}"})
         assert report.status_code == 503 and report.json()["error"]["code"] == "insights_store_unavailable"
         answered(url, {"question": QUESTION})  # and again: the log's failures never reach a reader

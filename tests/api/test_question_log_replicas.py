@@ -14,8 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
-
+import local_http
 from apiserver import build_book, chat, cli_env, wait_until_serving
 from bookwise.insights.factory import open_insights_store
 from bookwise.insights.records import LogFilter
@@ -74,7 +73,7 @@ def answer_and_rate(url: str, n: int) -> str:
     assert stream.names()[-1] == "done", stream.events
     request_id = str(stream.first("meta")["request_id"])
     body = {"request_id": request_id, "rating": "up" if n % 2 else "down", "question": "q", "answer": "a"}
-    assert httpx.post(f"{url}/api/feedback", json=body, timeout=20).status_code == 201
+    assert local_http.post(f"{url}/api/feedback", json=body, timeout=20).status_code == 201
     return request_id
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 from mcp import Client
 
+import local_http
 from apiserver import build_book, ingest_hashed, running_api
 from bookwise.api.mcp import BookTools, build_mcp_server
 from bookwise.retrieval.retriever import Retriever
@@ -76,7 +76,7 @@ def test_quiz_solution_is_held_back_in_mcp_read_and_search(tmp_path: Path) -> No
 def test_quiz_solution_is_held_back_in_sources_snippets(tmp_path: Path) -> None:
     settings = book_with_exercises(tmp_path)
     with running_api(settings) as url:
-        answer = httpx.post(f"{url}/api/search", json={"query": "quokka gain four times more certain"})
+        answer = local_http.post(f"{url}/api/search", json={"query": "quokka gain four times more certain"})
     assert answer.status_code == 200, answer.text
     sources = answer.json()["sources"]
     assert any(s["page_url"] == "/docs/care/gains" for s in sources)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 import bookwise
+import local_http
 from apiserver import build_book, wait_until_serving
 from bookwise.api.limits import RateLimiter
 from bookwise.errors import RateLimitedError
@@ -143,7 +144,7 @@ def serving(root: Path, redis_url: str, count: int) -> Iterator[list[tuple[str, 
 
 
 def search(url: str) -> httpx.Response:
-    return httpx.post(f"{url}/api/search", json={"query": "What do quokkas eat?"}, timeout=10)
+    return local_http.post(f"{url}/api/search", json={"query": "What do quokkas eat?"}, timeout=10)
 
 
 def test_limits_are_shared_by_two_serve_processes_through_redis(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, chat, parse_sse, running_api
 from fakellm import FakeLLM
 from servers import away_from_a_minute_boundary
@@ -40,7 +41,7 @@ def assert_rejected(response: httpx.Response, status: int, code: str) -> dict[st
 
 
 def post(url: str, **kwargs: Any) -> httpx.Response:
-    return httpx.post(f"{url}/api/chat", timeout=10, **kwargs)
+    return local_http.post(f"{url}/api/chat", timeout=10, **kwargs)
 
 
 def test_origin_not_in_the_allow_list_is_forbidden(url: str, fake: FakeLLM) -> None:
@@ -49,7 +50,7 @@ def test_origin_not_in_the_allow_list_is_forbidden(url: str, fake: FakeLLM) -> N
     )
     allowed = chat(url, QUESTION, headers={"Origin": SITE})
     assert allowed.status == 200 and allowed.headers["access-control-allow-origin"] == SITE
-    preflight = httpx.options(
+    preflight = local_http.options(
         f"{url}/api/chat",
         headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
     )
@@ -58,17 +59,17 @@ def test_origin_not_in_the_allow_list_is_forbidden(url: str, fake: FakeLLM) -> N
 
 
 def test_refused_preflight_is_in_the_json_error_shape_not_plain_text(url: str) -> None:
-    origin = httpx.options(
+    origin = local_http.options(
         f"{url}/api/chat",
         headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
     )
     assert "evil.example" in assert_rejected(origin, 400, "origin_not_allowed")["message"]
-    method = httpx.options(
+    method = local_http.options(
         f"{url}/api/chat", headers={"Origin": SITE, "Access-Control-Request-Method": "DELETE"}
     )
     assert "method" in assert_rejected(method, 400, "request_rejected")["message"]
     assert method.headers["access-control-allow-origin"] == SITE  # CORS's own headers are kept
-    allowed = httpx.options(
+    allowed = local_http.options(
         f"{url}/api/chat", headers={"Origin": SITE, "Access-Control-Request-Method": "POST"}
     )
     assert allowed.status_code == 200
@@ -177,9 +178,9 @@ def test_rate_limit_per_client_with_retry_after(
     with running_api(settings) as url:
         away_from_a_minute_boundary()
         assert chat(url, QUESTION).status == 200
-        assert httpx.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 200
+        assert local_http.post(f"{url}/api/search", json={"query": "quokka"}).status_code == 200
         response = post(url, json=QUESTION)
-        assert httpx.get(f"{url}/api/health").status_code == 200  # reads are not limited
+        assert local_http.get(f"{url}/api/health").status_code == 200  # reads are not limited
     assert_rejected(response, 429, "rate_limited")
     assert 1 <= int(response.headers["retry-after"]) <= 60
     assert fake.calls == 1
@@ -218,7 +219,7 @@ def test_concurrent_stream_caps(
 ) -> None:
     fake.mode, fake.stall_after = "stall", 1
     settings = build_book(tmp_path, llm_base_url=llm_server[1], **limits)
-    with running_api(settings) as url, httpx.Client(timeout=10) as client:
+    with running_api(settings) as url, local_http.client(timeout=10) as client:
         with client.stream("POST", f"{url}/api/chat", json=QUESTION) as held:
             events = parse_sse(held.iter_lines())
             next(events), next(events), next(events)  # meta, sources, first token: the stream is open
@@ -234,7 +235,7 @@ def test_concurrent_stream_caps(
 def test_top_k_as_a_string_or_true_is_refused_not_coerced(url: str, fake: FakeLLM, top_k: Any) -> None:
     error = assert_rejected(post(url, json={"question": "hi", "top_k": top_k}), 422, "invalid_request")
     assert "top_k" in error["message"]
-    searched = httpx.post(f"{url}/api/search", json={"query": "hi", "top_k": top_k}, timeout=10)
+    searched = local_http.post(f"{url}/api/search", json={"query": "hi", "top_k": top_k}, timeout=10)
     assert "top_k" in assert_rejected(searched, 422, "invalid_request")["message"]
     assert fake.calls == 0
 
@@ -245,7 +246,7 @@ def test_refused_origin_is_logged_with_the_setting_that_allows_it(
     # A browser shows the page only a network error; the owner trying `npm start` reads the server's log.
     site = "http://localhost:3999"
     with caplog.at_level("WARNING", logger="bookwise.api"):
-        preflight = httpx.options(
+        preflight = local_http.options(
             f"{url}/api/chat", headers={"Origin": site, "Access-Control-Request-Method": "POST"}
         )
         assert preflight.status_code == 400

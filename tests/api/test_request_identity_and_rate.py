@@ -14,10 +14,10 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from pydantic import SecretStr
 
+import local_http
 from apiserver import build_book, chat, running_api
 from bookwise.api.limits import client_key
 from bookwise.settings import Settings
@@ -48,10 +48,12 @@ def test_client_chosen_request_id_is_not_the_answers_identity(url: str) -> None:
         assert stream.headers["x-request-id"] == request_id  # the response's id is the answer's
         assert stream.headers["x-client-request-id"] == "my-correlation-id-0001"  # echoed apart
     rating = {"rating": "up", "question": "q", "answer": "a"}
-    by_client_id = httpx.post(f"{url}/api/feedback", json=rating | {"request_id": "my-correlation-id-0001"})
+    by_client_id = local_http.post(
+        f"{url}/api/feedback", json=rating | {"request_id": "my-correlation-id-0001"}
+    )
     assert by_client_id.status_code == 404
-    accepted = httpx.post(f"{url}/api/feedback", json=rating | {"request_id": ids[0]})
-    again = httpx.post(f"{url}/api/feedback", json=rating | {"request_id": ids[0]})
+    accepted = local_http.post(f"{url}/api/feedback", json=rating | {"request_id": ids[0]})
+    again = local_http.post(f"{url}/api/feedback", json=rating | {"request_id": ids[0]})
     assert (accepted.status_code, again.status_code) == (201, 404)  # once per answer
 
 
@@ -71,12 +73,16 @@ def test_client_request_id_is_logged_beside_the_servers() -> None:
 
 def test_insights_until_the_last_representable_day_is_a_422_not_a_500(url: str) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    refused = httpx.get(f"{url}/api/insights", params={"until": "9999-12-31"}, headers=headers, timeout=30)
+    refused = local_http.get(
+        f"{url}/api/insights", params={"until": "9999-12-31"}, headers=headers, timeout=30
+    )
     assert refused.status_code == 422
     error = refused.json()["error"]
     assert error["code"] == "invalid_request" and error["message"].startswith("until:")
     assert error["request_id"] == refused.headers["x-request-id"]
-    served = httpx.get(f"{url}/api/insights", params={"until": "9999-12-30"}, headers=headers, timeout=30)
+    served = local_http.get(
+        f"{url}/api/insights", params={"until": "9999-12-30"}, headers=headers, timeout=30
+    )
     assert served.status_code == 200
 
 
@@ -87,13 +93,13 @@ def test_suggestions_and_insights_gets_are_rate_limited(tmp_path: Path, path: st
     with running_api(settings) as running:
         away_from_a_minute_boundary()
         codes = [
-            httpx.get(f"{running}{path}", headers=headers, timeout=30).status_code
+            local_http.get(f"{running}{path}", headers=headers, timeout=30).status_code
             for _ in range(PER_MINUTE + 1)
         ]
-        limited = httpx.get(f"{running}{path}", headers=headers, timeout=30)
+        limited = local_http.get(f"{running}{path}", headers=headers, timeout=30)
         # Static files and health checks stay unlimited, even for a client over its rate.
         unlimited = [
-            httpx.get(f"{running}{p}", timeout=10).status_code for p in ("/api/health", "/widget.js")
+            local_http.get(f"{running}{p}", timeout=10).status_code for p in ("/api/health", "/widget.js")
         ]
     assert codes[:PER_MINUTE] == [200] * PER_MINUTE and codes[-1] == 429
     assert limited.json()["error"]["code"] == "rate_limited" and "retry-after" in limited.headers
@@ -122,7 +128,7 @@ def test_address_spellings_through_a_trusted_proxy_share_one_rate_limit_bucket(t
     with running_api(settings) as running:
         away_from_a_minute_boundary()
         codes = [
-            httpx.post(
+            local_http.post(
                 f"{running}/api/search",
                 json={"query": "quokka"},
                 headers={"X-Forwarded-For": spelling},
@@ -130,7 +136,7 @@ def test_address_spellings_through_a_trusted_proxy_share_one_rate_limit_bucket(t
             ).status_code
             for spelling in spellings
         ]
-        other = httpx.post(
+        other = local_http.post(
             f"{running}/api/search", json={"query": "quokka"}, headers={"X-Forwarded-For": "2001:db8::2"}
         )
     assert codes == [200, 200, 200, 429]  # one client, however its address is written
@@ -141,7 +147,7 @@ def test_forwarded_client_that_is_not_an_ip_address_is_refused(tmp_path: Path) -
     settings = build_book(tmp_path, trusted_proxies=["127.0.0.1"])
     with running_api(settings) as running:
         refused = [
-            httpx.post(
+            local_http.post(
                 f"{running}/api/search",
                 json={"query": "quokka"},
                 headers={"X-Forwarded-For": name},
@@ -149,8 +155,8 @@ def test_forwarded_client_that_is_not_an_ip_address_is_refused(tmp_path: Path) -
             )
             for name in ("not-an-ip", "not-an-ip-either")
         ]
-        health = httpx.get(f"{running}/api/health", headers={"X-Forwarded-For": "junk"}, timeout=10)
-        good = httpx.post(
+        health = local_http.get(f"{running}/api/health", headers={"X-Forwarded-For": "junk"}, timeout=10)
+        good = local_http.post(
             f"{running}/api/search", json={"query": "quokka"}, headers={"X-Forwarded-For": "198.51.100.7"}
         )
     for response in refused:
@@ -166,7 +172,7 @@ def test_readers_the_widget_names_behind_one_address_each_get_the_rate(tmp_path:
 
     def search(running: str, reader: str | None) -> int:
         headers = {"X-Bookwise-Reader": reader} if reader else {}
-        return httpx.post(
+        return local_http.post(
             f"{running}/api/search", json={"query": "quokka"}, headers=headers, timeout=30
         ).status_code
 

@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
-
+import local_http
 from apiserver import build_book, wait_until_serving
 from fakellm import running_fake_llm
 from servers import closed_port_url
@@ -41,7 +40,7 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_serving(url, process)
-        response = httpx.post(
+        response = local_http.post(
             f"{url}/api/chat",
             json={"question": "What do quokkas eat?"},
             headers={"X-Request-ID": "req-12345678"},
@@ -49,7 +48,7 @@ def test_serve_answers_over_http_and_logs_json_lines_with_request_ids(tmp_path: 
         assert response.status_code == 200 and "event: done" in response.text
         assert response.headers["x-client-request-id"] == "req-12345678"  # echoed, not adopted
         answer_id = response.headers["x-request-id"]
-        assert httpx.get(f"{url}/widget.js").headers["content-type"].startswith("text/javascript")
+        assert local_http.get(f"{url}/widget.js").headers["content-type"].startswith("text/javascript")
         # The server's limits are the settings' (bookwise/api/server.py): an idle connection is closed
         # at the request timeout, and HTTP without Host is refused in the JSON error shape.
         with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as idle:

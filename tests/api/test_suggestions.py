@@ -10,9 +10,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import chat, cli_env, hash_settings, ingest_hashed, running_api
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.suggestions import SuggestionStore, suggest_for_live_index
@@ -37,7 +37,7 @@ def url(example: Settings) -> Iterator[str]:
 
 
 def suggestions(url: str, page: str) -> list[str]:
-    response = httpx.get(f"{url}/api/suggestions", params={"url": page}, timeout=10)
+    response = local_http.get(f"{url}/api/suggestions", params={"url": page}, timeout=10)
     assert response.status_code == 200, response.text
     questions: list[str] = response.json()["questions"]
     return questions

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+import local_http
 from apiserver import BOOK, build_book, cli_env, hash_settings, ingest_hashed, wait_until_serving
 from servers import closed_port_url
 
@@ -98,7 +99,7 @@ def wait_for(condition: object, timeout: float = 30) -> None:
 
 
 def search(url: str, query: str = "What do quokkas eat?") -> httpx.Response:
-    return httpx.post(f"{url}/api/search", json={"query": query}, timeout=20)
+    return local_http.post(f"{url}/api/search", json={"query": query}, timeout=20)
 
 
 def test_cli_search_while_serve_runs_does_not_fail_with_store_unavailable(tmp_path: Path) -> None:
@@ -140,7 +141,7 @@ def test_serve_with_two_workers_serves_from_two_processes_on_one_port(tmp_path: 
         wait_for(lambda: len(workers_serving(server, settings.data_dir)) == 2)
         live = live_generation(settings.data_dir)
         assert all(held == {live} for held in workers_serving(server, settings.data_dir).values())
-        with httpx.Client(timeout=20) as client:
+        with local_http.client(timeout=20) as client:
             for _ in range(20):
                 response = client.post(
                     f"{url}/api/chat",
@@ -164,7 +165,7 @@ def test_reingest_while_two_workers_serve_fails_no_request_and_every_worker_swit
             # A new connection per request: the kernel spreads them over both workers.
             while not stop.is_set():
                 try:
-                    response = httpx.post(
+                    response = local_http.post(
                         f"{url}/api/search",
                         json={"query": "What do quokkas eat?"},
                         headers={"Connection": "close"},

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 import pytest
 
+import local_http
 from apiserver import parse_sse
 from docusite import file_lock
 from examplesite import EXAMPLE_SITE, MANIFEST_NAME, build_example
@@ -203,7 +204,7 @@ def _copy_example(build_dir: Path, site: Path) -> Path:
 
 def _wait_ready(url: str, name: str) -> dict[str, Any]:
     deadline = time.monotonic() + READY_WITHIN_S
-    with httpx.Client(timeout=5) as client:  # one TLS context for the whole wait
+    with local_http.client(timeout=5) as client:  # one TLS context for the whole wait
         while True:
             try:
                 response = client.get(f"{url}/api/ready")
@@ -280,7 +281,7 @@ def served(image: str, ingested: Ingested) -> Iterator[Served]:
 
 
 def _ask(url: str) -> list[tuple[str, Any]]:
-    with httpx.Client(timeout=60) as client:
+    with local_http.client(timeout=60) as client:
         with client.stream("POST", f"{url}/api/chat", json={"question": QUESTION}) as response:
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")

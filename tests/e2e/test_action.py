@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
+import local_http
 from apiserver import BOOK, build_book, running_api
 from bookwise.settings import Settings
 from examplesite import EXAMPLE_SITE, build_example
@@ -142,7 +142,7 @@ def server(tmp_path: Path) -> Any:
 
 
 def _ready(url: str) -> dict[str, Any]:
-    ready: dict[str, Any] = httpx.get(f"{url}/api/ready", timeout=30).json()
+    ready: dict[str, Any] = local_http.get(f"{url}/api/ready", timeout=30).json()
     return ready
 
 

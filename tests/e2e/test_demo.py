@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import parse_sse, serving_process
 from nginx import free_port
 
@@ -64,14 +64,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_the_demo_serves_the_example_book_with_the_widget_from_a_fresh_checkout_regression(demo: str) -> None:
     """On a fresh clone the example's build failed: it loads the plugin through a link to
     website-plugin, whose own dependency (htmlparser2) only the test setup installed."""
-    page = httpx.get(f"{demo}/docs/intro", timeout=30)
+    page = local_http.get(f"{demo}/docs/intro", timeout=30)
     assert page.status_code == 200
     assert re.search(r'<script src="?/widget\.js"?[^>]*data-bookwise', page.text)  # minified: unquoted
-    assert httpx.get(f"{demo}/widget.js", timeout=30).status_code == 200
+    assert local_http.get(f"{demo}/widget.js", timeout=30).status_code == 200
 
 
 def test_the_demo_answers_with_a_citation_that_lands_on_its_heading(demo: str) -> None:
-    with httpx.Client(timeout=120) as client:
+    with local_http.client(timeout=120) as client:
         with client.stream("POST", f"{demo}/api/chat", json={"question": QUESTION}) as response:
             assert response.status_code == 200
             events = list(parse_sse(response.iter_lines()))

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 import yaml
 
+import local_http
 from apiserver import running_api
 from bookwise.settings import Settings
 from browser import page_without_errors, part, visit, wait_state
@@ -89,15 +89,15 @@ def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     with running_api(settings) as url:
         # The first question loads the local model; on a busy CI machine that alone can take seconds.
-        httpx.post(f"{url}/api/search", json={"query": QUESTIONS[0][0]}, timeout=120).raise_for_status()
+        local_http.post(f"{url}/api/search", json={"query": QUESTIONS[0][0]}, timeout=120).raise_for_status()
         yield url
 
 
 def test_the_docs_site_serves_llms_txt_and_markdown_twins(docs_site: str) -> None:
-    llms = httpx.get(f"{docs_site}/llms.txt", timeout=10)
+    llms = local_http.get(f"{docs_site}/llms.txt", timeout=10)
     assert llms.status_code == 200
     assert "/operations" in llms.text
-    twin = httpx.get(f"{docs_site}/operations.md", timeout=10)
+    twin = local_http.get(f"{docs_site}/operations.md", timeout=10)
     assert twin.status_code == 200
     assert "## Deploying behind nginx" in twin.text
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
+import local_http
 from apiserver import running_api
 from bookwise.settings import Settings
 from browser import page_without_errors, part, shadow_focus, visit, wait_state
@@ -146,7 +146,7 @@ def passage_site_url(example_local: Settings) -> Iterator[str]:
     """The example site and API with the local embedder and no LLM: what the demo shows."""
     with running_api(example_local) as url:
         # The first question loads the local model; on a busy CI machine that alone can take seconds.
-        httpx.post(f"{url}/api/search", json={"query": PASSAGE_QUESTION}, timeout=120).raise_for_status()
+        local_http.post(f"{url}/api/search", json={"query": PASSAGE_QUESTION}, timeout=120).raise_for_status()
         yield url
 
 

@@ -14,10 +14,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
+import local_http
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from browser import HOST, page_without_errors, part, shadow_focus, visit, wait_state
 from examplesite import EXAMPLE_SITE, serving_example
@@ -218,7 +218,7 @@ def test_suggested_questions_follow_the_page_and_ask_when_clicked(
 ) -> None:
     fake.delay_s = 0.0
     expected = {
-        path: httpx.get(f"{site_url}/api/suggestions", params={"url": path}).json()["questions"][:3]
+        path: local_http.get(f"{site_url}/api/suggestions", params={"url": path}).json()["questions"][:3]
         for path in (KALMAN, SENSORS)
     }
     assert expected[KALMAN] and expected[KALMAN] != expected[SENSORS]

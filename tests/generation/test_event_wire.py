@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+import local_http
 from apiserver import build_book, running_api
 from bookwise.settings import Settings
 from fakellm import FakeLLM
@@ -77,7 +77,10 @@ def masked(body: str) -> str:
 
 
 def answer_body(url: str, body: dict[str, Any]) -> str:
-    with httpx.Client(timeout=20) as client, client.stream("POST", f"{url}/api/chat", json=body) as response:
+    with (
+        local_http.client(timeout=20) as client,
+        client.stream("POST", f"{url}/api/chat", json=body) as response,
+    ):
         assert response.status_code == 200, response.read()
         return masked(response.read().decode("utf-8"))
 

@@ -20,10 +20,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 import bookwise.index.edge.generations as edge_format
+import local_http
 from apiserver import build_book, running_api
 from bookwise.errors import ConfigError, DiskFullError, IndexCorruptError
 from bookwise.index.adapt import model_dir
@@ -206,7 +206,7 @@ def test_corrupt_current_keeps_a_running_server_answering_from_its_loaded_genera
     settings = build_book(tmp_path)
     root = index_root(settings)
     live = current(settings)
-    with running_api(settings) as url, httpx.Client(timeout=20) as client:
+    with running_api(settings) as url, local_http.client(timeout=20) as client:
         assert client.post(f"{url}/api/search", json={"query": "quokka burrow"}).status_code == 200
         corrupt(root / "CURRENT")
         answers = [client.post(f"{url}/api/search", json={"query": "quokka burrow"}) for _ in range(5)]
@@ -240,7 +240,7 @@ def test_deleted_current_readers_and_next_ingest_use_the_newest_complete_generat
     (half_built / "shard").mkdir(parents=True)  # newer, but a crash left it unfinished
     (index_root(settings) / "CURRENT").unlink()
     with running_api(settings) as url:  # a restart: was 503 index_not_found
-        response = httpx.post(f"{url}/api/search", json={"query": "reducers topic"}, timeout=20)
+        response = local_http.post(f"{url}/api/search", json={"query": "reducers topic"}, timeout=20)
     assert response.status_code == 200
     assert response.json()["index_version"] == live
     (site / "docs/page-1.md").write_text(page(1, 1))
@@ -377,11 +377,11 @@ import json, httpx
 from apiserver import chat, running_api
 from bookwise.settings import Settings
 with running_api(Settings()) as url:
-    found = httpx.post(url + "/api/search", json={"query": "alpha words"}).json()
+    found = local_http.post(url + "/api/search", json={"query": "alpha words"}).json()
     answer = chat(url, {"question": "What are alpha words?"})
     rid = answer.first("meta")["request_id"]
     body = {"request_id": rid, "rating": "up", "question": "q", "answer": "a"}
-    feedback = httpx.post(url + "/api/feedback", json=body)
+    feedback = local_http.post(url + "/api/feedback", json=body)
     print(json.dumps({"hits": len(found["sources"]), "last": answer.names()[-1],
                       "feedback": [feedback.status_code, feedback.json()["error"]["code"]]}))
 """

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 from pydantic import SecretStr
 
+import local_http
 from apiserver import build_book, chat, running_api
 
 TOKEN = "report-token-0123456789"
@@ -21,7 +21,7 @@ def test_the_api_serves_the_html_report_with_its_gaps(tmp_path: Path) -> None:
             assert chat(url, {"question": question}).status == 200
         headers = {"Authorization": f"Bearer {TOKEN}"}
         for _ in range(50):  # the log's writer thread writes shortly after the answer
-            report = httpx.get(f"{url}/api/insights", headers=headers, timeout=30)
+            report = local_http.get(f"{url}/api/insights", headers=headers, timeout=30)
             if "How do I vaccinate a quokka?" in report.text:
                 break
         assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")

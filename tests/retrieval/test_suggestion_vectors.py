@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
+import local_http
 from apiserver import hash_settings, ingest_hashed, running_api
 from bookwise.index.embedders import ServingEmbedder
 from bookwise.retrieval.retriever import Retriever
@@ -21,7 +20,7 @@ def test_a_clicked_suggestion_is_answered_without_embedding_it(tmp_path: Path) -
     ingest_hashed(settings, EXAMPLE_SITE)
     suggest_for_live_index(settings)
     with running_api(settings) as url:
-        response = httpx.get(f"{url}/api/suggestions", params={"url": KALMAN}, timeout=10)
+        response = local_http.get(f"{url}/api/suggestions", params={"url": KALMAN}, timeout=10)
     questions: list[str] = response.json()["questions"]
     assert questions, response.text
 

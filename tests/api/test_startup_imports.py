@@ -34,7 +34,6 @@ def test_the_app_and_the_ingest_import_no_server_store_redis_model_sdk_or_local_
 MCP_PROBE = """
 import json, sys
 import httpx
-import local_http
 sys.path.insert(0, sys.argv[1])
 from servers import serve_in_thread
 from bookwise.api.app import create_app
@@ -46,7 +45,7 @@ initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": param
 headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 with serve_in_thread(create_app(Settings())) as url:
     at_start = "mcp" in sys.modules
-    answers = [local_http.post(url + "/mcp", json=initialize, headers=headers, timeout=60) for _ in range(2)]
+    answers = [httpx.post(url + "/mcp", json=initialize, headers=headers, timeout=60) for _ in range(2)]
     statuses = [answer.status_code for answer in answers]
     print(json.dumps([at_start, "mcp" in sys.modules, statuses, "serverInfo" in answers[1].text]))
 """

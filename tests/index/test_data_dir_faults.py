@@ -377,11 +377,11 @@ import json, httpx
 from apiserver import chat, running_api
 from bookwise.settings import Settings
 with running_api(Settings()) as url:
-    found = local_http.post(url + "/api/search", json={"query": "alpha words"}).json()
+    found = httpx.post(url + "/api/search", json={"query": "alpha words"}).json()
     answer = chat(url, {"question": "What are alpha words?"})
     rid = answer.first("meta")["request_id"]
     body = {"request_id": rid, "rating": "up", "question": "q", "answer": "a"}
-    feedback = local_http.post(url + "/api/feedback", json=body)
+    feedback = httpx.post(url + "/api/feedback", json=body)
     print(json.dumps({"hits": len(found["sources"]), "last": answer.names()[-1],
                       "feedback": [feedback.status_code, feedback.json()["error"]["code"]]}))
 """

@@ -356,7 +356,7 @@ def test_query_rewriting_uses_the_same_parameters_and_drops_thinking(
             llm_settings(url, llm_max_tokens_param="max_completion_tokens", llm_send_temperature=False)
         )
         try:
-            return await client.complete(MESSAGES, timeout_s=5, max_tokens=64)
+            return await client.complete(MESSAGES, timeout_s=30, max_tokens=64)
         finally:
             await client.aclose()
 

@@ -16,7 +16,7 @@ from apiserver import build_book, running_api
 from bookwise import __version__
 from bookwise.generation.prompts import NOT_IN_SELECTION
 from bookwise.settings import Settings
-from browser import HOST, part, shadow_focus, visit, wait_state
+from browser import HOST, fresh_page, part, shadow_focus, visit, wait_state
 from fakellm import FakeLLM
 from servers import closed_port_url
 
@@ -101,11 +101,11 @@ def site(tmp_path_factory: pytest.TempPathFactory, llm_server: tuple[FakeLLM, st
 
 @pytest.fixture
 def page(browser: Browser, site: Site) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
-    page = context.new_page()
-    yield page
-    context.close()
+    clipboard = ("clipboard-read", "clipboard-write")
+    with fresh_page(
+        browser, permissions=clipboard, origin=site.url, viewport={"width": 1280, "height": 800}
+    ) as page:
+        yield page
 
 
 def ask(page: Page, question: str) -> None:

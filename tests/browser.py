@@ -79,8 +79,8 @@ def shadow_focus(page: Page) -> str | None:
     return focused
 
 
-# One browser context per browser, which every test page opens in and leaves clean
-# (tests/test_browser_pages.py checks that). A context per page costs Chromium a fresh cache and fresh
+# One browser context per browser, which every test page opens in and leaves clean (checked by
+# tests/widget/test_browser_pages.py). A context per page costs Chromium a fresh cache and fresh
 # processes: a page of the example book took 1.1 CPU-s to open in a new context, 0.46 in a shared one
 # that keeps a page open (0.81 when its last page closes). The browser modules (209 tests): 229 CPU-s
 # and 118 s with a context per page, 158 CPU-s and 83 s shared.

@@ -3,13 +3,10 @@ new reader's would: nothing an earlier page stored or was granted is seen by the
 
 from __future__ import annotations
 
-import functools
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from widgethost import serve_site
 
 from browser import fresh_page
 
@@ -36,28 +33,11 @@ READ = """async () => ({
 })"""
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def static_site(root: Path) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_fresh_page_sees_nothing_an_earlier_page_stored_or_was_granted(
     browser: Any, tmp_path: Path
 ) -> None:
     (tmp_path / "index.html").write_text("<!doctype html><title>reader</title><p>page", encoding="utf-8")
-    with static_site(tmp_path) as url:
+    with serve_site(tmp_path) as url:
         clipboard = ("clipboard-read", "clipboard-write")
         with fresh_page(browser, permissions=clipboard, origin=url) as first:
             first.goto(f"{url}/index.html")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -95,19 +95,28 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """The folder ``name`` of this run's shared folder, filled by ``make`` once per run: the first
+    process to need it makes it under a lock while the others wait, then all read it."""
+    shared = run_folder(tmp_path_factory)
+    made = shared / name
+    with file_lock(shared / f"{name}.lock"):
+        if not (made / ".complete").is_file():
+            shutil.rmtree(made, ignore_errors=True)  # what a failed attempt left
+            make(made)
+            (made / ".complete").touch()
+    return made
+
+
 def example_indexed_once(tmp_path_factory: pytest.TempPathFactory, build_dir: Path) -> Settings:
     """The example indexed locally once per run, and a copy of that data directory for this process.
 
     The embedded index is opened by one process at a time, and a test may write beside it (feedback,
     the question log), so each process gets its own copy; the ingest, the costly part, is shared:
     the first process makes it under a lock while the others wait for it."""
-    shared = run_folder(tmp_path_factory)
-    made = shared / "example-local"
-    with file_lock(shared / "example-local.lock"):
-        if not (made / ".complete").is_file():
-            shutil.rmtree(made, ignore_errors=True)  # what a failed attempt left
-            index_example_locally(made / "data", build_dir)
-            (made / ".complete").touch()
+    made = made_once(
+        tmp_path_factory, "example-local", lambda into: index_example_locally(into / "data", build_dir)
+    )
     own = tmp_path_factory.mktemp("example-local") / "data"
     shutil.copytree(made / "data", own)
     return local_settings(own, build_dir)

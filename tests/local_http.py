@@ -17,32 +17,32 @@ import httpx
 TLS = httpx.create_ssl_context()
 
 
-def client(**options: Any) -> httpx.Client:
+def client(**arguments: Any) -> httpx.Client:
     """An ``httpx.Client`` with the shared TLS context."""
-    return httpx.Client(verify=TLS, **options)
+    return httpx.Client(verify=TLS, **arguments)
 
 
-def request(method: str, url: str, **options: Any) -> httpx.Response:
-    return httpx.request(method, url, verify=TLS, **options)
+def request(method: str, url: str, **arguments: Any) -> httpx.Response:
+    return httpx.request(method, url, verify=TLS, **arguments)
 
 
-def get(url: str, **options: Any) -> httpx.Response:
-    return httpx.get(url, verify=TLS, **options)
+def get(url: str, **arguments: Any) -> httpx.Response:
+    return httpx.get(url, verify=TLS, **arguments)
 
 
-def post(url: str, **options: Any) -> httpx.Response:
-    return httpx.post(url, verify=TLS, **options)
+def post(url: str, **arguments: Any) -> httpx.Response:
+    return httpx.post(url, verify=TLS, **arguments)
 
 
-def put(url: str, **options: Any) -> httpx.Response:
-    return httpx.put(url, verify=TLS, **options)
+def put(url: str, **arguments: Any) -> httpx.Response:
+    return httpx.put(url, verify=TLS, **arguments)
 
 
-def options(url: str, **options: Any) -> httpx.Response:
-    return httpx.options(url, verify=TLS, **options)
+def options(url: str, **arguments: Any) -> httpx.Response:
+    return httpx.options(url, verify=TLS, **arguments)
 
 
 @contextmanager
-def stream(method: str, url: str, **options: Any) -> Iterator[httpx.Response]:
-    with httpx.stream(method, url, verify=TLS, **options) as response:
+def stream(method: str, url: str, **arguments: Any) -> Iterator[httpx.Response]:
+    with httpx.stream(method, url, verify=TLS, **arguments) as response:
         yield response

@@ -8,15 +8,13 @@ process to need the artifacts builds them under a lock; the others wait and read
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from docusite import file_lock
-from examplesite import run_folder
+from examplesite import made_once
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600
@@ -30,23 +28,18 @@ def release_env() -> dict[str, str]:
 
 def release_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder holding this checkout's wheel, sdist and plugin tarball; read it, never write."""
-    shared = run_folder(tmp_path_factory)
-    made = shared / "release"
-    with file_lock(shared / "release.lock"):
-        if not (made / ".complete").is_file():
-            shutil.rmtree(made, ignore_errors=True)  # what a failed attempt left
-            done = subprocess.run(
-                [str(ROOT / "scripts" / "release"), str(made)],
-                cwd=ROOT,
-                env=release_env(),
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_S,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-            assert done.returncode == 0, (
-                f"scripts/release exited {done.returncode}\n{done.stdout}\n{done.stderr}"
-            )
-            (made / ".complete").touch()
-    return made
+    return made_once(tmp_path_factory, "release", _release)
+
+
+def _release(into: Path) -> None:
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "release"), str(into)],
+        cwd=ROOT,
+        env=release_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, f"scripts/release exited {done.returncode}\n{done.stdout}\n{done.stderr}"

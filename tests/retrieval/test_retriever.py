@@ -258,3 +258,34 @@ def test_locating_a_selection_does_not_probe_its_names(book: tuple[Settings, Ind
     assert sent and all(query.probe_terms == () for query in sent)
     retriever.search("How do I deploy the Quokkas store to Firebase?")
     assert sent[-1].probe_terms
+
+
+WINDUP_PAGES = {
+    "docs/intro.md": "# Intro\n\nA short course on motors, encoders and the controllers that drive them.\n",
+    "docs/control.md": (
+        "# Control\n\n## Proportional term\n\nThe proportional term pushes in proportion to the error.\n\n"
+        "## Saturation\n\nIntegral windup: the integrator keeps growing while the motor is saturated.\n\n"
+        "## Sampling\n\nRun the loop at a steady rate and measure the time step.\n"
+    ),
+    "docs/sensors.md": (
+        "# Sensors\n\n## Encoders\n\nAn encoder counts ticks as the wheel turns.\n\n"
+        "## Lidar\n\nA lidar measures the distance to walls around the robot.\n"
+    ),
+}
+
+
+def test_regression_a_verb_and_particle_finds_the_books_one_word_term(
+    settings: Settings, make_site: SiteFactory
+) -> None:
+    # "why does it wind up?" shares no BM25 term with the book's "windup": the follow-up after a
+    # question about the integral term was answered from another section.
+    configured = settings.model_copy(update={"index_refresh_s": 0.0})
+    store = open_store(configured)
+    run_ingest(configured, read_site_config(make_site(WINDUP_PAGES)), embedder=HashEmbedder(), store=store)
+    retriever = Retriever(configured, store.open_reader(), HashEmbedder())
+    try:
+        result = retriever.search("why does it wind up?", top_k=3)
+    finally:
+        retriever.close()
+        store.close()
+    assert result.sections[0].heading == "Saturation"

@@ -48,7 +48,7 @@ from bookwise.retrieval.passage_rank import (
 from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
-from bookwise.retrieval.topics import joined_forms, named_words, probed_words, topic_text
+from bookwise.retrieval.topics import joined_forms, named_words, probed_words, topic_text, with_forms
 from bookwise.settings import EmbeddingSettings, OpenRetrieverSettings, RetrieverSettings
 
 _T = TypeVar("_T")
@@ -341,9 +341,14 @@ class Retriever:
         started = time.perf_counter()
         self._maybe_refresh()
 
-        dense, sparse = self._encode(query)
+        dense, asked = self._encode(query)
+        forms = joined_forms(query)
+        # BM25 also looks for the one-word forms of the query's verb-particle pairs: "why does it wind
+        # up?" finds the book's "windup", "how do I set up" its "setup". A form the book lacks matches
+        # nothing. Sufficiency keeps the query's own terms, which it is calibrated on.
+        sparse = self._sparse.query(with_forms(query, forms)) if forms else asked
         probed = probed_words(query) if probe_names else []
-        joined = joined_forms(query) if probe_names else {}
+        joined = forms if probe_names else {}
         names = _probe_terms(self._sparse, probed, joined)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -372,7 +377,7 @@ class Retriever:
             timings["rerank"] = (time.perf_counter() - mark) * 1000
         chosen = candidates[:top_k]
         sections = self._assemble(query, chosen)
-        sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
+        sufficiency = decide(signals(asked, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
         absent = _absent_words(
             probed, joined, names, lambda terms: not hits.unmatched_terms.issuperset(terms)

@@ -9,6 +9,10 @@ within the top five:
 * ``joined``: the follow-up followed by the whole previous question (Bookwise before this change);
 * ``bookwise``: ``followup.standalone_query`` without a model: as asked when the follow-up names its
   own topic, else with the topic words of the latest question that had one.
+
+``--answers`` instead puts each conversation through the whole answer path without a model, as the
+widget does: each earlier question is answered and its answer sent back as history, then the follow-up
+is answered and its first quote checked against the gold sections.
 """
 
 from __future__ import annotations
@@ -17,10 +21,14 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 
+from bookwise.generation.answer import Answerer, checked
+from bookwise.generation.events import AnswerSummary, AnswerTrace
 from bookwise.generation.followup import SearchQuery, standalone_query
+from bookwise.generation.models import ChatRequest
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
@@ -35,19 +43,62 @@ async def _resolve(question: str, history: tuple[Turn, ...]) -> SearchQuery:
     return await standalone_query(question, history, llm=None, timeout_s=1)
 
 
+async def _answer(answerer: Answerer, question: str, history: tuple[Turn, ...]) -> AnswerSummary:
+    request = checked(ChatRequest(question=question, history=list(history)), answerer.limits)
+    trace = AnswerTrace()
+    async for event in answerer.stream(await answerer.prepare(request)):
+        trace.add(event)
+    return trace.summary
+
+
+async def _conversation(answerer: Answerer, row: dict[str, Any]) -> AnswerSummary:
+    history: tuple[Turn, ...] = ()
+    for question in row["history"]:
+        earlier = await _answer(answerer, question, history)
+        history += (Turn("user", question), Turn("assistant", earlier.text))
+    return await _answer(answerer, row["question"], history)
+
+
+def _first_quoted(summary: AnswerSummary) -> tuple[str, str] | None:
+    """The section of the answer's first citation, as ``bookwise eval --answers`` reads it."""
+    done = summary.done
+    if done is None or not done.citations or not summary.sources:
+        return None
+    source = summary.sources[done.citations[0] - 1]
+    return source.doc_path, source.heading
+
+
+def answers(retriever: Retriever, settings: Settings, rows: list[dict[str, Any]]) -> None:
+    answerer = Answerer(settings, retriever, llm=None)
+    hits = 0
+    for row in rows:
+        gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
+        summary = anyio.run(_conversation, answerer, row)
+        first = _first_quoted(summary)
+        hits += first in gold
+        kind = summary.done.answer_kind if summary.done else "error"
+        print(f"{row['id']}  {'gold' if first in gold else '-   '}  {kind:12} {row['question']!r} -> {first}")
+    print(f"first quote from a gold section: {hits}/{len(rows)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("questions", type=Path)
+    parser.add_argument("--answers", action="store_true", help="answer each conversation, no model")
     args = parser.parse_args()
     os.environ["BOOKWISE_DATA_DIR"] = str(args.data_dir)
-    retriever = Retriever.open(Settings())
-    totals = {"joined": [0, 0], "bookwise": [0, 0]}
+    settings = Settings()
+    retriever = Retriever.open(settings)
     rows = [
         json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
+    if args.answers:
+        answers(retriever, settings, rows)
+        return
+    totals = {"joined": [0, 0], "bookwise": [0, 0]}
     for row in rows:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
         history = tuple(Turn("user", q) for q in row["history"])

@@ -40,6 +40,36 @@ def test_a_passage_already_shown_is_not_quoted_again_regression(section: Section
     assert [q.text for q in plan.quoted] == ["To fix it, lower K."]
 
 
+def test_a_follow_up_naming_nothing_of_its_own_keeps_a_close_new_passage(section: SectionFactory) -> None:
+    sources = [section("A", "Gain.\n\nFix.", 1)]
+    ranked = [scored(0, "The gain is K.", 1.0), scored(0, "To fix it, lower K.", 0.95)]
+    history = (
+        Turn("user", "What is the gain?"),
+        Turn("assistant", "*From the book…*\n\n> The gain is K. [1]"),
+    )
+    plan = plan_passages(ranked, sources, history, retrieval_sufficient=True, names_own_topic=False)
+    assert [q.text for q in plan.quoted] == ["To fix it, lower K."]
+
+
+def test_a_follow_up_naming_nothing_of_its_own_leads_with_the_passage_just_shown_regression(
+    section: SectionFactory,
+) -> None:
+    """ "how do I fix that?" after the drift passage ("Systematic errors can be calibrated out first")
+    led with a worked example of encoder ticks: the passage just shown was left out, and the best of
+    the rest, far below it, still read as an answer."""
+    drift = "Heading errors grow with distance. Systematic errors can be calibrated out first."
+    ticks = "Starting from the origin, 80 left ticks and 100 right ticks give 24.5 mm and 30.7 mm."
+    sources = [section("Why odometry drifts", drift, 1), section("The wheel odometry model", ticks, 2)]
+    ranked = [scored(0, drift, 0.78, dense=0.53), scored(1, ticks, 0.54, dense=0.47)]
+    history = (Turn("user", "Why does my robot drift?"), Turn("assistant", f"> {drift} [1]"))
+    plan = plan_passages(ranked, sources, history, retrieval_sufficient=True, names_own_topic=False)
+    assert [q.text for q in plan.quoted] == [drift, ticks]
+    assert plan.sources[0].heading == "Why odometry drifts"
+    # A follow-up that names its own topic ("why does it wind up?") is answered from what is new.
+    named = plan_passages(ranked, sources, history, retrieval_sufficient=True)
+    assert [q.text for q in named.quoted] == [ticks]
+
+
 def test_declines_without_passage_evidence_and_answers_on_strong_evidence(section: SectionFactory) -> None:
     sources = [section("A", "text", 1)]
     weak = [scored(0, "Unrelated words.", 0.3, coverage=0.1, dense=0.3)]

@@ -159,6 +159,21 @@ def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(b
     assert any(source.heading == "Windup, noise and saturation" for source in answer.sources)
 
 
+def test_a_fix_for_what_was_just_shown_leads_with_a_worked_example_regression(book: Answerer) -> None:
+    """ "how do I fix that?" after "Why does my robot drift to one side …?" led with a worked example
+    of encoder ticks: the passage on drift, which says it is calibrated out or corrected with other
+    sensors, had just been shown and was left out."""
+    question = "Why does my robot drift to one side when it should drive straight?"
+    first = ask(book, question)
+    assert "calibrated out" in first.flat
+    history = (Turn("user", question), Turn("assistant", first.text))
+    answer = ask(book, "how do I fix that?", history=history)
+    assert answer.kind == "extractive", answer.text
+    first_quote = answer.flat.split("[1]")[0]
+    assert "calibrated out" in first_quote, answer.text
+    assert answer.sources[0].heading == "Why odometry drifts"
+
+
 def test_a_follow_up_about_the_symbol_just_asked_about_is_answered_from_its_passage_regression(
     book: Answerer,
 ) -> None:

@@ -267,13 +267,23 @@ class Answerer:
             # The selection answers only when it holds what the question asks about.
             found = replace(found, missing=await self.retriever.amissing_key_words(question, selection))
         if self.llm is None and scope != "selection" and found.sources:
-            found = await self._with_passages(found, query, request.history, scope)
+            found = await self._with_passages(
+                found, query, request.history, scope, names_own_topic=names_a_topic(question)
+            )
         return found
 
     async def _with_passages(
-        self, found: _Retrieved, query: str, history: Sequence[Turn], scope: Scope
+        self,
+        found: _Retrieved,
+        query: str,
+        history: Sequence[Turn],
+        scope: Scope,
+        *,
+        names_own_topic: bool = True,
     ) -> _Retrieved:
-        """``found`` with the passages to quote: they renumber the sources and may judge the book silent."""
+        """``found`` with the passages to quote: they renumber the sources and may judge the book silent.
+        ``names_own_topic``: whether the reader's question names something of its own, not only what
+        the conversation was about ("how do I fix it?")."""
         passages = await passage_plan(
             self.retriever,
             query,
@@ -283,6 +293,7 @@ class Answerer:
             unknown_names=found.unknown_names,
             asked_unknown=found.asked_unknown,
             defining_sections=scope == "book",
+            names_own_topic=names_own_topic,
         )
         return replace(
             found,

@@ -296,10 +296,13 @@ async def passage_plan(
     unknown_names: Sequence[str] = (),
     asked_unknown: Sequence[str] = (),
     defining_sections: bool = True,
+    names_own_topic: bool = True,
 ) -> PassagePlan:
     """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false).
     ``defining_sections``: a "what is" question may also quote the section of the book that defines
-    its term; not when the answer is bound to one section (a selection widened to its section)."""
+    its term; not when the answer is bound to one section (a selection widened to its section).
+    ``names_own_topic``: false when the reader's question names nothing of its own ("how do I fix
+    it?"): a passage the previous answers showed may then be quoted again."""
     if defining_sections:
         sources = [*sources, *await _defining_sections(retriever, query, sources)]
     ranked = without_solutions(await retriever.arank_passages(query, sources), sources)
@@ -311,6 +314,7 @@ async def passage_plan(
         names_unknown=bool(unknown_names),
         asks_unknown=bool(asked_unknown),
         question=query,
+        names_own_topic=names_own_topic,
     )
     if not plan.sufficient or plan.best is None:
         return plan

@@ -63,6 +63,12 @@ _WARNING_BOX = re.compile(r"^\*\*(?:danger|warning|caution)\b", re.IGNORECASE)
 # (the margin within which a further passage is quoted at all).
 DEFINITION_MARGIN = 0.3
 BARE_CODE_MARGIN = 0.1  # bare code leads unless a passage in words scores this close to it
+# A follow-up that names nothing of its own ("how do I fix it?") is answered from a passage the reader
+# was just shown when the best new passage scores this far below it. On the example book: the drift
+# passage 0.78 against a worked example of encoder ticks 0.54, the odometry section against the
+# Kalman filter's tuning 0.98 against 0.76; a new passage that holds the fix ("To fix it, lower K")
+# scores close to the passage it follows.
+SHOWN_MARGIN = 0.15
 EMPHASIS = re.compile(r"\*\*([^*\n]{1,60})\*\*|(?<![*\w])[*_]([^*_\n]{1,60})[*_](?![*\w])")
 _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
@@ -91,6 +97,13 @@ class PassagePlan:
 
 def _shown_before(history: Sequence[Turn]) -> str:
     return " ".join(flat(t.content) for t in history if t.role == "assistant")
+
+
+def _shown_far_ahead(quotable: Sequence[ScoredPassage], best: ScoredPassage | None, shown: str) -> bool:
+    """Whether the best passage was shown before and the best new one scores ``SHOWN_MARGIN`` below it."""
+    if not shown or not quotable or flat(quotable[0].passage.text) not in shown:
+        return False
+    return best is None or best.score <= quotable[0].score - SHOWN_MARGIN
 
 
 def _off_target_warning(passage: ScoredPassage, best: ScoredPassage) -> bool:
@@ -275,7 +288,10 @@ def plan_passages(
     names_unknown: bool = False,
     asks_unknown: bool = False,
     question: str = "",
+    names_own_topic: bool = True,
 ) -> PassagePlan:
+    """``names_own_topic``: false for a follow-up that names nothing of its own ("how do I fix it?"),
+    which asks about what the previous answers showed."""
     shown = _shown_before(history)
     exercises = {n for n, source in enumerate(sources) if is_exercise_section(source)}
     quotable = [
@@ -290,6 +306,12 @@ def plan_passages(
         # "how do I fix it?" after the windup passage, whose last sentence is the cure: the answer is
         # what the reader was just shown, so it is quoted again rather than declined.
         fresh, best = quotable, quotable[0]
+    elif not names_own_topic and _shown_far_ahead(quotable, best, shown):
+        # The same when the follow-up names nothing of its own and a passage just shown is far ahead of
+        # the rest: after the drift passage ("calibrated out", "a Kalman filter to correct the drift"),
+        # "how do I fix that?" led with a worked example of encoder ticks. It leads, then what is new.
+        best = quotable[0]
+        fresh = [best, *fresh]
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None

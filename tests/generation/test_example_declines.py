@@ -196,6 +196,18 @@ def test_a_selection_quotes_sentences_that_do_not_answer_regression(book: Answer
         assert answer.done.widen is not None and answer.done.widen.scope == "section"
 
 
+def test_a_symbol_the_selection_never_writes_got_every_sentence_of_it_regression(book: Answerer) -> None:
+    """With the Proportional paragraph selected, "what is G?" was read as a request about the passage
+    ("explain this": it has no word of two letters) and got all its sentences, presented as the ones
+    that bear on the question; G is the motor's gain, defined in the next paragraph."""
+    answer = ask_about_proportional(book, "what is G?")
+    assert answer.kind == "not_in_selection", answer.text
+    assert answer.done.widen is not None and answer.done.widen.scope == "section"
+    held = ask_about_proportional(book, "what is P?")
+    assert held.kind == "extractive", held.text
+    assert "The P term pushes" in held.flat
+
+
 def test_a_selection_that_holds_the_answer_is_still_quoted(book: Answerer) -> None:
     answer = ask_about_proportional(book, "Why does proportional control leave a steady-state error?")
     assert answer.kind == "extractive", answer.text

@@ -6,11 +6,14 @@ import pytest
 
 from bookwise.retrieval.topics import (
     defined_terms,
+    holds_symbol,
+    is_symbol,
     joined_forms,
     letters_named,
     named_words,
     spelled_apart,
     stems,
+    symbols_named,
     topic_phrases,
     with_forms,
     without_role,
@@ -190,3 +193,23 @@ def test_a_greek_letters_name_is_written_as_the_letter_where_the_text_has_only_t
     assert letters_named("what is theta?", holds) == "what is theta?"  # the text says "theta" itself
     assert letters_named("what is omega?", holds) == "what is omega?"  # no ω to write it as
     assert letters_named("a kappaX alphabet", holds) == "a kappaX alphabet"  # whole words only
+
+
+def test_one_capital_letter_names_a_symbol_but_i_and_a_are_words() -> None:
+    assert symbols_named("what is Q? And is Q the same as R in case A, as I think?") == ["Q", "R"]
+    assert symbols_named("What is the Kalman gain?") == []
+    assert [is_symbol(t) for t in ("L", "I", "A", "Kp", "q")] == [True, False, False, False, False]
+
+
+@pytest.mark.parametrize(
+    ("text", "symbol", "held"),
+    [
+        ("the variance P⁻ grows", "P", True),
+        ("Q_k is the noise", "Q", True),
+        ("noise variance (R)", "R", True),
+        ("Quokkas eat leaves", "Q", False),
+        ("the AQB bus", "Q", False),
+    ],
+)
+def test_a_text_writes_a_symbol_standing_alone(text: str, symbol: str, held: bool) -> None:
+    assert holds_symbol(text, symbol) is held

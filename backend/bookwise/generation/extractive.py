@@ -19,7 +19,7 @@ from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import link_text, split_units
 from bookwise.retrieval.snippets import flat, sentences, words
-from bookwise.retrieval.topics import GREEK
+from bookwise.retrieval.topics import GREEK, symbols_named
 
 EXTRACTIVE_LABEL = (
     "*From the book: no language model is configured, so this is the book's own text that best "
@@ -315,13 +315,15 @@ SELECTION_QUOTED = 3
 
 
 def is_generic_ask(question: str) -> bool:
-    """ "Explain this", "what does this mean?": a request about the passage, not a question in it."""
-    return not (words(question) - GENERIC_ASK)
+    """ "Explain this", "what does this mean?": a request about the passage, not a question in it.
+    "what is Q?" names a symbol, which is a question in it."""
+    return not (words(question) - GENERIC_ASK) and not symbols_named(question)
 
 
 def _terms(text: str) -> set[str]:
-    """``text``'s words and the Greek letters of its formulas ("what is κ here?" asks about κ)."""
-    return words(text) | (set(text) & GREEK)
+    """``text``'s words, the Greek letters of its formulas ("what is κ here?" asks about κ) and its
+    one-letter symbols ("what is P?" asks about the P term)."""
+    return words(text) | (set(text) & GREEK) | set(symbols_named(text))
 
 
 def _matching_sentences(question: str, text: str, limit: int) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Protocol
 from bookwise.errors import GenerationError
 from bookwise.generation.events import QueryMethod
 from bookwise.generation.prompts import Message, Turn, rewrite_messages
-from bookwise.retrieval.topics import names_a_topic, topic_words
+from bookwise.retrieval.topics import is_symbol, names_a_topic, topic_words
 
 _REFERRING = re.compile(
     r"^(and|but|also|so|then|what about|how about|why not|same)\b"
@@ -28,8 +28,6 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
-# A capital letter alone names a quantity ("L", "R", "K"); "I" and "A" are words.
-_SYMBOL = re.compile(r"[B-HJ-Z]")
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
 # Words that ask for a form of the answer (and whom to show it), not for a topic: "show me the code"
 # after "How does the discrete PID work?" asks for the PID's code.
@@ -67,7 +65,7 @@ def previous_topic(history: Sequence[Turn]) -> list[str]:
         turn = history[at]
         if turn.role == "user" and names_a_topic(turn.content):
             tokens = (t.strip(".'-") for t in _TOKEN.findall(turn.content))
-            own = [t for t in tokens if t and (names_a_topic(t) or _SYMBOL.fullmatch(t))]
+            own = [t for t in tokens if t and (names_a_topic(t) or is_symbol(t))]
             if refers_back(turn.content, history[:at]):
                 own += previous_topic(history[:at])
             return list(dict.fromkeys(own))
@@ -79,7 +77,7 @@ def fallback_query(question: str, history: Sequence[Turn]) -> str:
     borrowed = [
         word
         for word in previous_topic(history)
-        if (_SYMBOL.fullmatch(word) and word not in asked) or not topic_words(word) <= own
+        if (is_symbol(word) and word not in asked) or not topic_words(word) <= own
     ]
     return " ".join([*question.split(), *borrowed])
 

@@ -48,7 +48,15 @@ from bookwise.retrieval.passage_rank import (
 from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_reranker, create_reranker
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
-from bookwise.retrieval.topics import joined_forms, named_words, probed_words, topic_text, with_forms
+from bookwise.retrieval.topics import (
+    holds_symbol,
+    joined_forms,
+    named_words,
+    probed_words,
+    symbols_named,
+    topic_text,
+    with_forms,
+)
 from bookwise.settings import EmbeddingSettings, OpenRetrieverSettings, RetrieverSettings
 
 _T = TypeVar("_T")
@@ -399,16 +407,18 @@ class Retriever:
     def missing_key_words(self, query: str, text: str) -> tuple[str, ...]:
         """The words ``query`` asks about (its names and topic words close to it, as for
         ``asks_unknown``) that ``text`` does not contain: "derivative" for "What does the derivative
-        term do?" and the Proportional paragraph."""
+        term do?" and the Proportional paragraph; and the one-letter symbols it names that ``text``
+        never writes: "Q" for "what is Q?" and a paragraph on the gain K."""
+        symbols = [symbol for symbol in symbols_named(query) if not holds_symbol(text, symbol)]
         held = set(self._sparse.document(text).indices)
         probed, joined = probed_words(query), joined_forms(query)
         terms = _probe_terms(self._sparse, probed, joined)
         absent = _absent_words(probed, joined, terms, lambda word_terms: not held.isdisjoint(word_terms))
         if not absent:
-            return ()
+            return tuple(symbols)
         vector = self._queries.embed(" ".join(query.split()))
         central = self._central_words(vector, absent, SELECTION_KEY_WORD_COSINE)
-        return tuple(word for word in absent if word in central)
+        return (*symbols, *(word for word in absent if word in central))
 
     async def amissing_key_words(self, query: str, text: str) -> tuple[str, ...]:
         return await self.arun(functools.partial(self.missing_key_words, query, text))

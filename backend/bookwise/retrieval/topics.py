@@ -43,6 +43,25 @@ def topic_text(query: str) -> str:
     return " ".join(kept) or query
 
 
+# A capital letter alone names a quantity ("L", "R", "Q", "P⁻"); "I" and "A" are words.
+_SYMBOL = re.compile(r"[B-HJ-Z]")
+_SYMBOL_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])([B-HJ-Z])(?![A-Za-z0-9])")
+
+
+def is_symbol(token: str) -> bool:
+    return bool(_SYMBOL.fullmatch(token))
+
+
+def symbols_named(query: str) -> list[str]:
+    """The one-letter symbols ``query`` names, each once: ["Q"] for "what is Q?"."""
+    return list(dict.fromkeys(_SYMBOL_IN_TEXT.findall(query)))
+
+
+def holds_symbol(text: str, symbol: str) -> bool:
+    """Whether ``text`` writes ``symbol`` as a symbol: "P⁻", "Q_k" and "(R)" do, "Quokka" does not."""
+    return re.search(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])", text) is not None
+
+
 # A word as a name is spelled: letters and digits, with inner dots, dashes, pluses or hashes (Node.js, C++).
 _NAME = re.compile(r"(?<![\w`])([A-Za-z][A-Za-z0-9+#.-]*[A-Za-z0-9+#])")
 _SENTENCE_END = ".?!:"

@@ -8,7 +8,8 @@ within the top five:
 
 * ``joined``: the follow-up followed by the whole previous question (Bookwise before this change);
 * ``bookwise``: ``followup.standalone_query`` without a model: as asked when the follow-up names its
-  own topic, else with the topic words of the latest question that had one.
+  own topic, else with the topic words of the latest question that had one; then spelled as the book
+  spells it, as the chat searches (``coverage.spelled_search``).
 
 ``--answers`` instead puts each conversation through the whole answer path without a model, as the
 widget does: each earlier question is answered and its answer sent back as history, then the follow-up
@@ -18,6 +19,7 @@ is answered and its first quote checked against the gold sections.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 from pathlib import Path
@@ -26,6 +28,7 @@ from typing import Any
 import anyio
 
 from bookwise.generation.answer import Answerer, checked
+from bookwise.generation.coverage import spelled_search
 from bookwise.generation.events import AnswerSummary, AnswerTrace
 from bookwise.generation.followup import SearchQuery, standalone_query
 from bookwise.generation.models import ChatRequest
@@ -103,14 +106,16 @@ def main() -> None:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
         history = tuple(Turn("user", q) for q in row["history"])
         searched = anyio.run(_resolve, row["question"], history)
-        queries = {"joined": f"{row['question']} {row['history'][-1]}", "bookwise": searched.text}
+        search = functools.partial(retriever.asearch, top_k=5)
+        spelled, _ = anyio.run(spelled_search, retriever, searched.text, search)
+        queries = {"joined": f"{row['question']} {row['history'][-1]}", "bookwise": spelled}
         line = [row["id"]]
         for name, query in queries.items():
             rank = _rank_of_gold(retriever, query, gold)
             totals[name][0] += rank == 1
             totals[name][1] += rank is not None
             line.append(f"{name}: {rank or '-'}")
-        print("  ".join(line), f"  ({searched.method}: {searched.text!r})")
+        print("  ".join(line), f"  ({searched.method}: {spelled!r})")
     n = len(rows)
     for name, (first, top5) in totals.items():
         print(f"{name:9} gold first {first}/{n}  gold in top 5 {top5}/{n}")

@@ -363,6 +363,24 @@ def test_an_american_spelling_is_searched_as_the_books_british_one_regression(
     assert found.sections[0].heading_text == "How the book is organised"
 
 
+def test_a_verb_and_particle_is_searched_as_the_books_one_word_regression(
+    example_retriever: Retriever,
+) -> None:
+    """ "why does it wind up?" after a question about the integral term missed the section on integral
+    windup: the book never writes "wind" alone, only "windup", and BM25 matched nothing of the pair.
+    A verb the book writes alone keeps the reader's words ("set up" is not respelled "setup")."""
+    search = functools.partial(example_retriever.asearch, top_k=5)
+    question = "why does it wind up? integral term PID"  # the follow-up as searched without a model
+    assert "Windup, noise and saturation" not in [
+        s.heading_text for s in example_retriever.search(question).sections
+    ]
+    spelled, found = anyio.run(spelled_search, example_retriever, question, search)
+    assert spelled == "why does it windup? integral term PID"
+    assert "Windup, noise and saturation" in [s.heading_text for s in found.sections]
+    kept = "How do I set up the simulated wheel?"
+    assert anyio.run(spelled_search, example_retriever, kept, search)[0] == kept
+
+
 def test_a_term_the_book_introduces_in_quotes_is_not_named_only_in_passing_regression(book: Answerer) -> None:
     """ "What's the derivative kick?" was declined: the book names it once, in the sentence that says
     what it is ("… so that a step in the setpoint does not produce a spike (a "derivative kick")"), which

@@ -15,7 +15,6 @@ from bookwise.retrieval.topics import (
     stems,
     symbols_named,
     topic_phrases,
-    with_forms,
     without_role,
 )
 
@@ -148,12 +147,6 @@ def test_a_snake_case_name_has_the_stems_of_its_parts_regression() -> None:
 )
 def test_a_verb_and_its_particle_may_be_one_word_in_the_book(question: str, word: str, form: str) -> None:
     assert form in joined_forms(question)[word]
-
-
-def test_the_searched_text_adds_each_joined_form_once() -> None:
-    question = "Why does it wind up, and wind up again?"
-    assert with_forms(question, joined_forms(question)) == f"{question} windup"
-    assert with_forms("What is a rigid transform?", {}) == "What is a rigid transform?"
 
 
 def test_only_a_word_before_a_particle_has_joined_forms() -> None:

@@ -351,7 +351,11 @@ async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -
     declined as a question about something the book never mentions. Only a word the query asks about
     (``asked_unknown``), or any such word when retrieval found too little: a search that went well
     keeps the reader's words ("overshot" is not the book's "overshoot", "httpd" not its "http"). The
-    book's other spelling of a word is always taken: "colors" is its "colours" however the search went."""
+    book's other spelling of a word is always taken: "colors" is its "colours" however the search went,
+    and so is its one word for a verb and its particle: "wind up" is its "windup" when it never writes
+    "wind" alone."""
+    for word, form in result.book_forms:
+        query = _joined(query, word, form)
     if not result.absent_words:
         return query
     asked = set(result.absent_words if not result.sufficient_context else result.asked_unknown)
@@ -362,6 +366,15 @@ async def respelled(retriever: Retriever, query: str, result: RetrievalResult) -
         if right is not None and (word in asked or spelling_variant(word, right)):
             query = re.sub(rf"\b{re.escape(word)}\b", right, query)
     return query
+
+
+def _joined(query: str, word: str, form: str) -> str:
+    """``query`` with ``word`` and the particle after it written as the book's one ``form``."""
+
+    def joined(match: re.Match[str]) -> str:
+        return form if form.endswith(match.group(1).lower()) else match.group(0)
+
+    return re.sub(rf"\b{re.escape(word)}[\s-]+([A-Za-z]+)\b", joined, query, flags=re.IGNORECASE)
 
 
 async def spelled_search(

@@ -186,6 +186,9 @@ class RetrievalResult:
     asked_unknown: tuple[str, ...] = ()
     # Every word of the query looked up alone (its names and topic words) that no chunk contains.
     absent_words: tuple[str, ...] = ()
+    # The query's words that no chunk contains alone but joined with the particle after them, each with
+    # the book's one-word form: ("wind", "windup") for "why does it wind up?".
+    book_forms: tuple[tuple[str, str], ...] = ()
 
     @property
     def asks_unknown(self) -> bool:

@@ -55,7 +55,6 @@ from bookwise.retrieval.topics import (
     probed_words,
     symbols_named,
     topic_text,
-    with_forms,
 )
 from bookwise.settings import EmbeddingSettings, OpenRetrieverSettings, RetrieverSettings
 
@@ -113,6 +112,24 @@ def _absent_words(
         for word in probed
         if terms[word] and not found(word) and not any(map(found, joined.get(word, ())))
     ]
+
+
+def _book_forms(
+    probed: Sequence[str],
+    joined: Mapping[str, Sequence[str]],
+    terms: Mapping[str, Sequence[int]],
+    held: Callable[[Sequence[int]], bool],
+) -> tuple[tuple[str, str], ...]:
+    """The ``probed`` words the book never writes alone but joined with the particle after them, each
+    with that one-word form: ("wind", "windup") for "why does it wind up?" in a book that says "windup"."""
+    found = []
+    for word in probed:
+        if terms[word] and held(terms[word]):
+            continue
+        form = next((f for f in joined.get(word, ()) if terms.get(f) and held(terms[f])), None)
+        if form is not None:
+            found.append((word, form))
+    return tuple(found)
 
 
 def _probe_terms(
@@ -349,14 +366,9 @@ class Retriever:
         started = time.perf_counter()
         self._maybe_refresh()
 
-        dense, asked = self._encode(query)
-        forms = joined_forms(query)
-        # BM25 also looks for the one-word forms of the query's verb-particle pairs: "why does it wind
-        # up?" finds the book's "windup", "how do I set up" its "setup". A form the book lacks matches
-        # nothing. Sufficiency keeps the query's own terms, which it is calibrated on.
-        sparse = self._sparse.query(with_forms(query, forms)) if forms else asked
+        dense, sparse = self._encode(query)
         probed = probed_words(query) if probe_names else []
-        joined = forms if probe_names else {}
+        joined = joined_forms(query) if probe_names else {}
         names = _probe_terms(self._sparse, probed, joined)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -385,11 +397,13 @@ class Retriever:
             timings["rerank"] = (time.perf_counter() - mark) * 1000
         chosen = candidates[:top_k]
         sections = self._assemble(query, chosen)
-        sufficiency = decide(signals(asked, hits), threshold=settings.sufficiency_threshold)
+        sufficiency = decide(signals(sparse, hits), threshold=settings.sufficiency_threshold)
         timings["assemble"] = (time.perf_counter() - mark) * 1000
-        absent = _absent_words(
-            probed, joined, names, lambda terms: not hits.unmatched_terms.issuperset(terms)
-        )
+
+        def held(terms: Sequence[int]) -> bool:
+            return not hits.unmatched_terms.issuperset(terms)
+
+        absent = _absent_words(probed, joined, names, held)
         central = self._central_words(dense, absent)
         named = set(named_words(query))
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -402,6 +416,7 @@ class Retriever:
             unknown_names=tuple(word for word in absent if word in named or word in central),
             asked_unknown=tuple(word for word in absent if word in central),
             absent_words=tuple(absent),
+            book_forms=_book_forms(probed, joined, names, held),
         )
 
     def missing_key_words(self, query: str, text: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.retrieval.snippets import STOP_WORDS, words
@@ -122,11 +122,6 @@ def joined_forms(query: str) -> dict[str, tuple[str, ...]]:
             joined = (f"{base}{particle}" for base in _bases(word.lower()))
             forms[word] = tuple(dict.fromkeys([*forms.get(word, ()), *joined]))
     return forms
-
-
-def with_forms(query: str, forms: Mapping[str, Sequence[str]]) -> str:
-    """``query`` followed by the one-word ``forms`` of its verb-particle pairs (``joined_forms``)."""
-    return " ".join([query, *dict.fromkeys(form for word_forms in forms.values() for form in word_forms)])
 
 
 # A run of a question's words names one thing when two or three of them stand together with no stop

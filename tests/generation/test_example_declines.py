@@ -246,6 +246,23 @@ def test_this_chapter_with_a_topic_gets_the_page_outline_regression(book: Answer
     assert "What the page covers" in summary.text
 
 
+def test_this_chapter_on_a_topic_the_page_never_discusses_gets_the_page_outline_regression(
+    book: Answerer,
+) -> None:
+    """ "what does this chapter say about delay?" on the PID page, which never discusses delay, got the
+    page's outline as if it were the answer. It says the page is silent and offers the whole book, which
+    is then searched for delay (the lab's wheel reads its speed 0.05 s late), not for "this chapter"."""
+    question = "what does this chapter say about delay?"
+    answer = ask(book, question, page=Page(url=PID_PAGE))
+    assert answer.kind == "not_in_selection", answer.text
+    assert "What the page covers" not in answer.text
+    assert "does not seem to say anything about delay" in answer.text
+    assert answer.done.widen is not None and answer.done.widen.scope == "book"
+    widened = ask(book, question, page=Page(url=PID_PAGE), scope="book")
+    assert widened.kind == "extractive", widened.text
+    assert "That delay is what makes the loop hard to tune" in widened.flat
+
+
 def test_another_chapters_exercises_are_quoted_for_how_do_i_choose_l_regression(book: Answerer) -> None:
     """The differential-drive exercises ("A robot with `b = 0.30 m` commands…") were quoted second:
     an exercise that states its data before it asks read as an answer."""

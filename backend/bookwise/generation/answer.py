@@ -64,6 +64,7 @@ from bookwise.generation.prompts import (
 )
 from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
+from bookwise.generation.study import page_intent, page_topic
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
@@ -225,6 +226,11 @@ class Answerer:
             # Widened from a selection: the reader's question is searched; the selection only fills
             # in a question that names no topic of its own ("what does this mean?").
             return widened_query(question, selection)
+        topic = page_topic(question) if request.scope == "book" and page_intent(question) else ""
+        if topic:
+            # Widened from the reader's page: "what does this chapter say about delay?" asks the book
+            # about delay; "chapter" and "say" would find passages that say "this chapter".
+            return SearchQuery(topic, rewritten=True, method="page")
         return await standalone_query(
             question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
         )

@@ -30,7 +30,7 @@ Scope = Literal["selection", "section", "book"]
 Action = Literal["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"]
 AnswerMode = Literal["llm", "extractive", "not_covered"]
 AnswerKind = Literal["generated", "extractive", "not_covered", "not_in_selection"]
-QueryMethod = Literal["as_asked", "llm", "fallback", "selection"]
+QueryMethod = Literal["as_asked", "llm", "fallback", "selection", "page"]
 QuizTurn = Literal["question", "answer"]
 # How an answer ended for its reader, as the question log records it.
 Outcome = Literal["answered", "not_covered", "not_in_selection", "error", "client_disconnected"]
@@ -84,7 +84,8 @@ class Meta(_Event):
     query_rewritten: bool = Field(description="Whether the query differs from the question as asked.")
     query_method: QueryMethod = Field(
         description="How the query was made: as asked, rewritten by the model (`llm`) or without it "
-        "(`fallback`), or a widened question with the selection's topic (`selection`)."
+        "(`fallback`), a widened question with the selection's topic (`selection`), or a question about "
+        "the reader's page widened to the book, searched for what it asks about (`page`)."
     )
     answer_mode: AnswerMode = Field(
         description="Who answers: the model, the book's own passages, or nobody (`not_covered`: retrieval "

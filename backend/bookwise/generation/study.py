@@ -101,6 +101,11 @@ def page_topic(question: str) -> str:
     return " ".join(w for w in re.findall(r"[\w'-]+", rest) if topic_words(w) - _TELLING)
 
 
+def page_silent_answer(title: str, topic: str) -> str:
+    """The answer when the reader's page has no passage on what they asked about."""
+    return f"The page “{title}” does not seem to say anything about {topic}."
+
+
 def _names_a_topic_beyond_the_page(question: str) -> bool:
     return bool(page_topic(question))
 

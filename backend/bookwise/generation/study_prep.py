@@ -35,6 +35,7 @@ from bookwise.generation.study import (
     explain_answer,
     is_exercise_section,
     page_intent,
+    page_silent_answer,
     page_topic,
     quiz_turn,
     section_blanks,
@@ -208,11 +209,17 @@ class StudyPreparer:
             return sections, Written(summary_answer(outline, sections), "extractive")
         if use in ("exercises", "quiz"):
             return await self._page_exercises(request, use, answer, outline, sections)
-        searched = page_topic(question) or question
+        topic = page_topic(question)
+        searched = topic or question
         ranked = without_solutions(await self.retriever.arank_passages(searched, sections), sections)
         passages = plan_passages(
             ranked, sections, request.history, retrieval_sufficient=True, question=searched
         )
+        if not passages.quoted and topic:
+            # The page narrows the search; it does not replace it: "what does this chapter say about
+            # delay?" on a page that never discusses delay got the page's outline. The answer says so
+            # and offers the whole book, as a selection that does not answer does.
+            return sections, Written(page_silent_answer(outline.title, topic), "not_in_selection")
         if not passages.quoted:
             return sections, Written(summary_answer(outline, sections), "extractive")
         return passages.sources, Written(passage_answer(passages.quoted), "extractive")

@@ -257,6 +257,7 @@ def test_this_chapter_on_a_topic_the_page_never_discusses_gets_the_page_outline_
     assert answer.kind == "not_in_selection", answer.text
     assert "What the page covers" not in answer.text
     assert "does not seem to say anything about delay" in answer.text
+    assert [source.url for source in answer.sources] == [PID_PAGE]
     assert answer.done.widen is not None and answer.done.widen.scope == "book"
     widened = ask(book, question, page=Page(url=PID_PAGE), scope="book")
     assert widened.kind == "extractive", widened.text

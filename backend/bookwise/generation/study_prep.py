@@ -219,7 +219,8 @@ class StudyPreparer:
             # The page narrows the search; it does not replace it: "what does this chapter say about
             # delay?" on a page that never discusses delay got the page's outline. The answer says so
             # and offers the whole book, as a selection that does not answer does.
-            return sections, Written(page_silent_answer(outline.title, topic), "not_in_selection")
+            # Its one source is the page itself (its opening section), not every section of it.
+            return sections[:1], Written(page_silent_answer(outline.title, topic), "not_in_selection")
         if not passages.quoted:
             return sections, Written(summary_answer(outline, sections), "extractive")
         return passages.sources, Written(passage_answer(passages.quoted), "extractive")

@@ -20,6 +20,7 @@ const config = {
   tagline: 'A self-hosted chatbot for Docusaurus sites',
   url: 'https://bookwise.example.org',
   baseUrl: '/',
+  favicon: 'img/favicon.svg', // browsers ask for one on every page; without it, a 404 in the console
   onBrokenLinks: 'throw',
   onBrokenAnchors: 'throw',
   future: {v4: true},

@@ -8,6 +8,7 @@ const config = {
   tagline: 'A short course on how mobile robots move, sense and stay on track',
   url: 'http://127.0.0.1:8000',
   baseUrl: '/',
+  favicon: 'img/favicon.svg', // browsers ask for one on every page; without it, a 404 in the console
   onBrokenLinks: 'throw',
   // As a site made today by create-docusaurus: the v4 flags, which build with Docusaurus Faster
   // (Rspack and SWC, @docusaurus/faster) in a fifth of the time. v4 turns MDX 1's compatibility

@@ -136,6 +136,23 @@ def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     assert "odometry" in answer.text.lower()
 
 
+@pytest.mark.parametrize(
+    ("question", "heading"),
+    [
+        ("What is Q?", "Choosing the noise parameters Q and R"),
+        ("What is L?", "Choosing the lookahead distance"),
+    ],
+)
+def test_a_question_about_a_symbol_was_taken_for_one_that_names_nothing_regression(
+    book: Answerer, question: str, heading: str
+) -> None:
+    """ "What is Q?" got "Ask about something it explains": a one-letter symbol is no topic word, so the
+    question was taken for a greeting and not searched."""
+    answer = ask(book, question)
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading_text == heading
+
+
 @pytest.mark.parametrize("question", ["thanks!", "why?", "hello"])
 def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
     book: Answerer, question: str

@@ -11,6 +11,7 @@ from bookwise.retrieval.topics import (
     joined_forms,
     letters_named,
     named_words,
+    names_a_topic,
     spelled_apart,
     stems,
     symbols_named,
@@ -206,3 +207,8 @@ def test_one_capital_letter_names_a_symbol_but_i_and_a_are_words() -> None:
 )
 def test_a_text_writes_a_symbol_standing_alone(text: str, symbol: str, held: bool) -> None:
     assert holds_symbol(text, symbol) is held
+
+
+def test_a_symbol_is_something_to_look_up() -> None:
+    assert names_a_topic("What is Q?")
+    assert not names_a_topic("thanks!") and not names_a_topic("Why? A hello")

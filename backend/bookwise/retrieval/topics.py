@@ -31,7 +31,9 @@ def topic_words(text: str) -> set[str]:
 
 
 def names_a_topic(question: str) -> bool:
-    return bool(topic_words(question))
+    """Whether ``question`` names something to look up: a topic word, or a one-letter symbol ("What is
+    Q?" asks about the filter's Q, though no word of it is a topic)."""
+    return bool(topic_words(question)) or bool(symbols_named(question))
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")

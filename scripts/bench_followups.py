@@ -22,23 +22,24 @@ import argparse
 import functools
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from bookwise.generation.answer import Answerer, checked
+from bookwise.evaluation.answers.run import AnswerRun, ask
+from bookwise.generation.answer import Answerer
 from bookwise.generation.coverage import spelled_search
-from bookwise.generation.events import AnswerSummary, AnswerTrace
 from bookwise.generation.followup import SearchQuery, standalone_query
 from bookwise.generation.models import ChatRequest
 from bookwise.generation.prompts import Turn
+from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 
 
-def _rank_of_gold(retriever: Retriever, query: str, gold: set[tuple[str, str]]) -> int | None:
-    sections = retriever.search(query, top_k=5).sections
+def _rank_of_gold(sections: Sequence[SectionResult], gold: set[tuple[str, str]]) -> int | None:
     return next((i for i, s in enumerate(sections, 1) if (s.doc_path, s.heading) in gold), None)
 
 
@@ -46,40 +47,25 @@ async def _resolve(question: str, history: tuple[Turn, ...]) -> SearchQuery:
     return await standalone_query(question, history, llm=None, timeout_s=1)
 
 
-async def _answer(answerer: Answerer, question: str, history: tuple[Turn, ...]) -> AnswerSummary:
-    request = checked(ChatRequest(question=question, history=list(history)), answerer.limits)
-    trace = AnswerTrace()
-    async for event in answerer.stream(await answerer.prepare(request)):
-        trace.add(event)
-    return trace.summary
-
-
-async def _conversation(answerer: Answerer, row: dict[str, Any]) -> AnswerSummary:
+async def _conversation(answerer: Answerer, row: dict[str, Any]) -> AnswerRun:
     history: tuple[Turn, ...] = ()
     for question in row["history"]:
-        earlier = await _answer(answerer, question, history)
-        history += (Turn("user", question), Turn("assistant", earlier.text))
-    return await _answer(answerer, row["question"], history)
-
-
-def _first_quoted(summary: AnswerSummary) -> tuple[str, str] | None:
-    """The section of the answer's first citation, as ``bookwise eval --answers`` reads it."""
-    done = summary.done
-    if done is None or not done.citations or not summary.sources:
-        return None
-    source = summary.sources[done.citations[0] - 1]
-    return source.doc_path, source.heading
+        earlier = await ask(answerer, ChatRequest(question=question, history=history))
+        history += (Turn("user", question), Turn("assistant", earlier.answer))
+    return await ask(answerer, ChatRequest(question=row["question"], history=history))
 
 
 def answers(retriever: Retriever, settings: Settings, rows: list[dict[str, Any]]) -> None:
+    """Each follow-up's first quote, read as ``bookwise eval --answers`` reads it (``first_cited``)."""
     answerer = Answerer(settings, retriever, llm=None)
     hits = 0
     for row in rows:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
-        summary = anyio.run(_conversation, answerer, row)
-        first = _first_quoted(summary)
+        run = anyio.run(_conversation, answerer, row)
+        source = run.source(run.first_cited) if run.first_cited is not None else None
+        first = source.key if source is not None else None
         hits += first in gold
-        kind = summary.done.answer_kind if summary.done else "error"
+        kind = run.answer_kind or "error"
         print(f"{row['id']}  {'gold' if first in gold else '-   '}  {kind:12} {row['question']!r} -> {first}")
     print(f"first quote from a gold section: {hits}/{len(rows)}")
 
@@ -102,16 +88,17 @@ def main() -> None:
         answers(retriever, settings, rows)
         return
     totals = {"joined": [0, 0], "bookwise": [0, 0]}
+    search = functools.partial(retriever.asearch, top_k=5)
     for row in rows:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
         history = tuple(Turn("user", q) for q in row["history"])
         searched = anyio.run(_resolve, row["question"], history)
-        search = functools.partial(retriever.asearch, top_k=5)
-        spelled, _ = anyio.run(spelled_search, retriever, searched.text, search)
-        queries = {"joined": f"{row['question']} {row['history'][-1]}", "bookwise": spelled}
+        spelled, found = anyio.run(spelled_search, retriever, searched.text, search)
+        joined = retriever.search(f"{row['question']} {row['history'][-1]}", top_k=5)
+        ranked = {"joined": joined.sections, "bookwise": found.sections}
         line = [row["id"]]
-        for name, query in queries.items():
-            rank = _rank_of_gold(retriever, query, gold)
+        for name, sections in ranked.items():
+            rank = _rank_of_gold(sections, gold)
             totals[name][0] += rank == 1
             totals[name][1] += rank is not None
             line.append(f"{name}: {rank or '-'}")

@@ -46,8 +46,7 @@ def topic_text(query: str) -> str:
 
 
 # A capital letter alone names a quantity ("L", "R", "Q", "P⁻"); "I" and "A" are words.
-_SYMBOL = re.compile(r"[B-HJ-Z]")
-_SYMBOL_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])([B-HJ-Z])(?![A-Za-z0-9])")
+_SYMBOL = re.compile(r"(?<![A-Za-z0-9])([B-HJ-Z])(?![A-Za-z0-9])")
 
 
 def is_symbol(token: str) -> bool:
@@ -56,7 +55,7 @@ def is_symbol(token: str) -> bool:
 
 def symbols_named(query: str) -> list[str]:
     """The one-letter symbols ``query`` names, each once: ["Q"] for "what is Q?"."""
-    return list(dict.fromkeys(_SYMBOL_IN_TEXT.findall(query)))
+    return list(dict.fromkeys(_SYMBOL.findall(query)))
 
 
 def holds_symbol(text: str, symbol: str) -> bool:

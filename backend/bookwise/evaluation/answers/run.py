@@ -60,7 +60,7 @@ class AnswerRun:
         return self.citations[0] if self.citations else None
 
 
-async def _ask(answerer: Answerer, request: ChatRequest) -> AnswerRun:
+async def ask(answerer: Answerer, request: ChatRequest) -> AnswerRun:
     """One request through prepare + stream, its events collected."""
     scopes = (request.effective_scope,)
     try:
@@ -111,12 +111,12 @@ async def answer_question(answerer: Answerer, question: Question) -> AnswerRun:
         request_id=f"eval-{question.id}",
     )
     scopes: tuple[str, ...] = ()
-    run = await _ask(answerer, request)
+    run = await ask(answerer, request)
     scopes += run.scopes
     for _ in range(MAX_WIDENINGS):
         if run.widen is None:
             break
         request = dataclasses.replace(request, scope=run.widen)  # as the reader accepting the offer
-        run = await _ask(answerer, request)
+        run = await ask(answerer, request)
         scopes += run.scopes
     return dataclasses.replace(run, scopes=scopes, latency_ms=(time.monotonic() - started) * 1000)

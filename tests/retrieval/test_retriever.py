@@ -265,7 +265,7 @@ WINDUP_PAGES = {
     "docs/control.md": (
         "# Control\n\n## Proportional term\n\nThe proportional term pushes in proportion to the error.\n\n"
         "## Saturation\n\nIntegral windup: the integrator keeps growing while the motor is saturated.\n\n"
-        "## Sampling\n\nRun the loop at a steady rate and measure the time step.\n"
+        "## Sampling\n\nSet a steady loop rate and measure the time step; the setup takes a minute.\n"
     ),
     "docs/sensors.md": (
         "# Sensors\n\n## Encoders\n\nAn encoder counts ticks as the wheel turns.\n\n"
@@ -283,8 +283,8 @@ def test_a_word_the_book_writes_only_joined_with_its_particle_is_reported_with_t
     retriever = Retriever(configured, store.open_reader(), HashEmbedder())
     try:
         assert retriever.search("why does it wind up?", top_k=3).book_forms == (("wind", "windup"),)
-        # "run" is a word of the book: "run it" is not its "runit", whatever the book says.
-        assert retriever.search("how do I run up the loop?", top_k=3).book_forms == ()
+        # "set" is a word of the book: "set up" stays as asked, though the book also writes "setup".
+        assert retriever.search("how do I set up the loop?", top_k=3).book_forms == ()
     finally:
         retriever.close()
         store.close()

@@ -154,3 +154,23 @@ def test_a_follow_up_that_asks_only_for_a_form_of_the_answer_borrows_the_topic_r
     assert refers_back("give me the formula", history)
     assert not refers_back("show me the code for the Kalman filter", history)  # names its topic
     assert not refers_back("show me the code", ())  # nothing to refer back to
+
+
+def test_what_about_the_derivative_one_asks_about_the_derivative_term_not_the_integral_regression() -> None:
+    """ "what about the derivative one?" after "What does the integral term of a PID do?" was searched
+    as "… integral term PID" and led with the section on all three terms: "one" stands for the term,
+    and "derivative" names the one meant in place of "integral"."""
+    history = conversation("What does the integral term of a PID do?", "It sums the error [1].")
+    assert fallback_query("what about the derivative one?", history) == "what about the derivative term? PID"
+    plural = conversation("How do I style the red buttons?", "x")
+    assert fallback_query("and the blue ones?", plural).startswith("and the blue buttons? style")
+    # "one" after a word that names nothing keeps the whole previous topic.
+    second = fallback_query("what about the second one?", history)
+    assert second == "what about the second one? integral term PID"
+    # "one" as a pronoun, not after "the X": nothing is replaced.
+    rigid = conversation("What is a rigid transform?", "x")
+    assert fallback_query("how do I invert one?", rigid) == "how do I invert one? rigid transform"
+    # Nothing for "one" to stand for: no noun with a word before it.
+    assert fallback_query("what about the derivative one?", conversation("What is PID?", "x")) == (
+        "what about the derivative one? PID"
+    )

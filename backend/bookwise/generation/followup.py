@@ -28,6 +28,8 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
+# "the derivative one", "those blue ones"; not "how do I invert one?", where "one" is no noun's stand-in.
+_INSTEAD = re.compile(r"\b(?:the|a|an|this|that|these|those)\s+([A-Za-z][\w-]*)\s+(ones?)\b", re.IGNORECASE)
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
 # Words that ask for a form of the answer (and whom to show it), not for a topic: "show me the code"
 # after "How does the discrete PID work?" asks for the PID's code.
@@ -72,12 +74,42 @@ def previous_topic(history: Sequence[Turn]) -> list[str]:
     return []
 
 
+def _latest_topic_question(history: Sequence[Turn]) -> str:
+    return next(
+        (t.content for t in reversed(history) if t.role == "user" and names_a_topic(t.content)), ""
+    )
+
+
+def _named_instead(question: str, history: Sequence[Turn]) -> tuple[str, set[str]]:
+    """``question`` with "the X one" written as the noun it stands for, and the words X replaces:
+    "what about the derivative one?" after "What does the integral term of a PID do?" asks about the
+    derivative *term*, not the integral one as well. The noun is the last word of the first run of
+    topic words in the latest question with a topic; the words before it are what X replaces."""
+    instead = _INSTEAD.search(question)
+    if instead is None or not names_a_topic(instead.group(1)):
+        return question, set()
+    tokens = [t.strip(".'-") for t in _TOKEN.findall(_latest_topic_question(history))]
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if token and names_a_topic(token):
+            run.append(token)
+        elif len(run) >= 2:
+            plural = instead.group(2).lower() == "ones" and not run[-1].lower().endswith("s")
+            noun = run[-1] + ("s" if plural else "")
+            written = question[: instead.start(2)] + noun + question[instead.end(2) :]
+            return written, set(run[:-1])
+        else:
+            run = []
+    return question, set()
+
+
 def fallback_query(question: str, history: Sequence[Turn]) -> str:
+    question, replaced = _named_instead(question, history)
     own, asked = topic_words(question), set(_TOKEN.findall(question))
     borrowed = [
         word
         for word in previous_topic(history)
-        if (is_symbol(word) and word not in asked) or not topic_words(word) <= own
+        if word not in replaced and ((is_symbol(word) and word not in asked) or not topic_words(word) <= own)
     ]
     return " ".join([*question.split(), *borrowed])
 

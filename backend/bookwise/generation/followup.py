@@ -75,9 +75,7 @@ def previous_topic(history: Sequence[Turn]) -> list[str]:
 
 
 def _latest_topic_question(history: Sequence[Turn]) -> str:
-    return next(
-        (t.content for t in reversed(history) if t.role == "user" and names_a_topic(t.content)), ""
-    )
+    return next((t.content for t in reversed(history) if t.role == "user" and names_a_topic(t.content)), "")
 
 
 def _named_instead(question: str, history: Sequence[Turn]) -> tuple[str, set[str]]:

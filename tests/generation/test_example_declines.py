@@ -153,6 +153,16 @@ def test_a_question_about_a_symbol_was_taken_for_one_that_names_nothing_regressi
     assert answer.sources[0].heading_text == heading
 
 
+def test_what_does_r_mean_led_with_a_note_on_formulas_for_its_lower_case_r_regression(book: Answerer) -> None:
+    """ "what does R mean?" led with the note on how formulas are written (`v_r`) and then the wheel
+    radius `r`: a symbol's term was held by any passage with an "r" in it, whatever its case. The
+    first quote now writes `R` itself (the book's turning radius `R = v / ω`)."""
+    answer = ask(book, "what does R mean?")
+    assert answer.kind == "extractive", answer.text
+    first = answer.text.split("\n\n> ", 1)[1].split(" [1]", 1)[0]
+    assert re.search(r"(?<![A-Za-z])R(?![A-Za-z])", first), first
+
+
 @pytest.mark.parametrize("question", ["thanks!", "why?", "hello"])
 def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
     book: Answerer, question: str

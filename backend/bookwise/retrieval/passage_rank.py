@@ -6,7 +6,8 @@ Each candidate passage is scored by
   name what the passage is about), from the index's own embedder;
 * ``coverage``: the share of the question's terms (Snowball stems, as BM25 sees them) that the
   passage or its heading contains, each term weighted by its rarity among the candidates, so the
-  passage that holds ``trailingSlash`` beats one that only says "option";
+  passage that holds ``trailingSlash`` beats one that only says "option" (the caller's ``terms`` decides
+  what a text holds: a capital symbol only as written);
 * ``prior``: the retrieval rank of its section (the reranked, fused evidence of all its chunks).
 
 The weights were chosen on our own question sets (``eval/``) by ``scripts/bench_passages.py``.

@@ -491,12 +491,23 @@ class Retriever:
         query = " ".join(query.split())
         # Coverage counts the words that name something ("R", "small"), not "what happens" or "explain".
         topic = topic_text(query)
+        # A capital symbol is held only as written: the stems are lower case, and "what does R mean?"
+        # led with a note on how formulas are written, for its `v_r`, and the wheel radius `r`.
+        symbols = {symbol: set(self._sparse.query(symbol).indices) for symbol in symbols_named(query)}
+
+        def terms(text: str) -> set[int]:
+            found = set(self._passage_terms(text))
+            for symbol, ids in symbols.items():
+                if found & ids and not holds_symbol(text, symbol):
+                    found -= ids
+            return found
+
         return rank_passages(
             self._queries.embed(query),
             set(self._sparse.query(topic).indices),
             sections,
             embed=self._passage_vectors.embed,
-            terms=lambda text: set(self._passage_terms(text)),
+            terms=terms,
             weights=weights or PassageWeights(),
         )
 

@@ -210,6 +210,15 @@ def test_defining_sentences_are_told_from_sentences_that_use_the_term() -> None:
     assert not defines("Odometry drifts, so a robot must look around.", "Module 2", True, "odometry")
 
 
+def test_let_r_be_the_wheel_radius_defines_r_and_not_capital_r() -> None:
+    """A textbook names its symbols with "Let X be": "what is r?" should lead with that sentence, and
+    "what is R?" not (the stems are lower case, the symbols are not)."""
+    let = "Let `r` be the wheel radius, `b` the track width."
+    assert defines(let, "From wheel speeds to body velocity", False, "r", strict=True)
+    assert not defines(let, "From wheel speeds to body velocity", False, "R", strict=True)
+    assert not defines("Let the robot be still for a second.", "Calibration", False, "robot", strict=True)
+
+
 def test_if_x_is_set_to_false_does_not_define_x_regression() -> None:
     """ "What does the trailingSlash option do?" led with routing's "If `trailingSlash` is set to `false`,
     the build would emit …" (stop words dropped, it read as "trailingSlash is") over the option's own

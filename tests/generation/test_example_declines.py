@@ -163,6 +163,14 @@ def test_what_does_r_mean_led_with_a_note_on_formulas_for_its_lower_case_r_regre
     assert re.search(r"(?<![A-Za-z])R(?![A-Za-z])", first), first
 
 
+def test_what_is_r_in_small_letters_was_declined_regression(book: Answerer) -> None:
+    """ "what is r?" was answered "The book does not seem to cover this": a small letter was no symbol,
+    so the question named nothing. It now leads with the sentence that names it."""
+    answer = ask(book, "what is r?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.text.split("\n\n> ", 1)[1].startswith("Let `r` be the wheel radius"), answer.text
+
+
 @pytest.mark.parametrize("question", ["thanks!", "why?", "hello"])
 def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
     book: Answerer, question: str

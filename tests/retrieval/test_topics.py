@@ -192,7 +192,18 @@ def test_a_greek_letters_name_is_written_as_the_letter_where_the_text_has_only_t
 def test_one_capital_letter_names_a_symbol_but_i_and_a_are_words() -> None:
     assert symbols_named("what is Q? And is Q the same as R in case A, as I think?") == ["Q", "R"]
     assert symbols_named("What is the Kalman gain?") == []
-    assert [is_symbol(t) for t in ("L", "I", "A", "Kp", "q")] == [True, False, False, False, False]
+    assert [is_symbol(t) for t in ("L", "I", "A", "Kp", "q", "a", "i")] == [
+        True, False, False, False, True, False, False
+    ]  # fmt: skip
+
+
+def test_what_is_r_in_small_letters_was_declined_as_naming_nothing_regression() -> None:
+    """ "what is r?" got "The book does not seem to cover this" on the example book, which says "Let `r`
+    be the wheel radius": a small letter standing alone as a word names a symbol too, but not the "s"
+    of "it's", the letters of "e.g." or the "x" of "x86"."""
+    assert symbols_named("what is r?") == ["r"] and names_a_topic("what is r?")
+    assert symbols_named("what are x and y, e.g. in `(x, y, θ)`?") == ["x", "y"]
+    assert symbols_named("it's fine, i.e. on x86 as a rule") == []
 
 
 @pytest.mark.parametrize(
@@ -203,6 +214,8 @@ def test_one_capital_letter_names_a_symbol_but_i_and_a_are_words() -> None:
         ("noise variance (R)", "R", True),
         ("Quokkas eat leaves", "Q", False),
         ("the AQB bus", "Q", False),
+        ("`v_r` is the right wheel's speed", "r", False),  # a subscript, not the symbol
+        ("Let `r` be the wheel radius", "r", True),
     ],
 )
 def test_a_text_writes_a_symbol_standing_alone(text: str, symbol: str, held: bool) -> None:

@@ -45,7 +45,7 @@ from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import split_units
 from bookwise.retrieval.snippets import flat
-from bookwise.retrieval.topics import defined_terms, spelled_apart, stems
+from bookwise.retrieval.topics import defined_terms, holds_symbol, is_symbol, spelled_apart, stems
 
 FAR_BELOW = 0.3  # a source whose best passage scores this far under the best one is not listed
 # Passage evidence: the best passage's cosine plus half its term coverage. Chosen on eval/ (redux-extra,
@@ -149,6 +149,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
         return False
     # Code says nothing about what X is: "</Provider>," read as "X, the …, is".
     text = "\n\n".join(unit.text for unit in split_units(text) if unit.kind != "code")
+    if is_symbol(term) and not holds_symbol(text, term):
+        return False  # the stems are lower case: "Let `r` be the wheel radius" says nothing of `R`
     if any(cell.strip("` ").lower() == term.lower() for cell in _FIRST_CELL.findall(text)):
         return True  # a reference table's row: "| `BOOKWISE_DATA_DIR` | path | … | Where the index … |"
     runs = {run, stems(spelled_apart(term))}
@@ -157,6 +159,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     for sentence in _SENTENCE.split(text):
         lead = _ARTICLE.sub("", sentence.strip(" >*_#-`"))
         words = re.findall(r"[\w-]+|,", lead.lower())
+        if words[:1] == ["let"] and is_symbol(term) and _lets(words[1:], runs):
+            return True  # a textbook names its symbols so: "Let `r` be the wheel radius"
         if not words or not stems(words[0]):
             continue  # "If `trailingSlash` is set to `false`, …" uses X; the sentence must open with X
         # "The proportional-integral-derivative controller is …" defines the "PID controller", and
@@ -177,6 +181,14 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     named = stems(heading)
     asked = heading.split()[:1] and heading.split()[0].lower() in _QUESTION_HEADING
     return first_of_section and not asked and _within(run, named) and _within(run, stems(text))
+
+
+def _lets(words: Sequence[str], runs: set[tuple[int, ...]]) -> bool:
+    """Whether ``words`` (after "Let") name one of ``runs`` and say it is to be something: "r be …"."""
+    return any(
+        stems(" ".join(words[:end])) in runs and words[end] in ("be", "denote")
+        for end in range(1, min(len(words), 4))
+    )
 
 
 def _initials(word: str) -> str:

@@ -45,8 +45,13 @@ def topic_text(query: str) -> str:
     return " ".join(kept) or query
 
 
-# A capital letter alone names a quantity ("L", "R", "Q", "P⁻"); "I" and "A" are words.
-_SYMBOL = re.compile(r"(?<![A-Za-z0-9])([B-HJ-Z])(?![A-Za-z0-9])")
+# A capital letter alone names a quantity ("L", "R", "Q", "P⁻"); "I" and "A" are words. So does a small
+# letter standing alone as a word ("what is r?", "`v`"), but not the "s" of "it's", the "e" of "e.g." or
+# the "x" of "x86"; "a" and "i" are words.
+_SYMBOL = re.compile(
+    r"(?<![A-Za-z0-9])([B-HJ-Z])(?![A-Za-z0-9])"
+    r"|(?:^|(?<=[\s`\"(]))([b-hj-z])(?=$|[\s`\"),?!:;]|\.(?![\w.]))"
+)
 
 
 def is_symbol(token: str) -> bool:
@@ -55,12 +60,13 @@ def is_symbol(token: str) -> bool:
 
 def symbols_named(query: str) -> list[str]:
     """The one-letter symbols ``query`` names, each once: ["Q"] for "what is Q?"."""
-    return list(dict.fromkeys(_SYMBOL.findall(query)))
+    return list(dict.fromkeys(capital or small for capital, small in _SYMBOL.findall(query)))
 
 
 def holds_symbol(text: str, symbol: str) -> bool:
-    """Whether ``text`` writes ``symbol`` as a symbol: "P⁻", "Q_k" and "(R)" do, "Quokka" does not."""
-    return re.search(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])", text) is not None
+    """Whether ``text`` writes ``symbol`` as a symbol: "P⁻", "Q_k" and "(R)" do, "Quokka" does not, nor
+    does "v_r", where `r` is the subscript of `v`."""
+    return re.search(rf"(?<![A-Za-z_]){re.escape(symbol)}(?![A-Za-z])", text) is not None
 
 
 # A word as a name is spelled: letters and digits, with inner dots, dashes, pluses or hashes (Node.js, C++).

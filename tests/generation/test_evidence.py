@@ -216,6 +216,8 @@ def test_let_r_be_the_wheel_radius_defines_r_and_not_capital_r() -> None:
     let = "Let `r` be the wheel radius, `b` the track width."
     assert defines(let, "From wheel speeds to body velocity", False, "r", strict=True)
     assert not defines(let, "From wheel speeds to body velocity", False, "R", strict=True)
+    assert defines(let, "From wheel speeds to body velocity", False, "b", strict=True)  # the list after it
+    assert not defines("Let `r` be the radius of `v`.", "Speeds", False, "v", strict=True)
     assert not defines("Let the robot be still for a second.", "Calibration", False, "robot", strict=True)
 
 

@@ -184,11 +184,14 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
 
 
 def _lets(words: Sequence[str], runs: set[tuple[int, ...]]) -> bool:
-    """Whether ``words`` (after "Let") name one of ``runs`` and say it is to be something: "r be …"."""
-    return any(
-        stems(" ".join(words[:end])) in runs and words[end] in ("be", "denote")
-        for end in range(1, min(len(words), 4))
-    )
+    """Whether ``words`` (after "Let") name one of ``runs`` and say what it is to be, first or in the
+    list that follows: "r be the wheel radius", ", b the track width", "and φ_r the wheel speeds"."""
+    for start in range(len(words) - 1):
+        if start and words[start - 1] not in (",", "and"):
+            continue
+        if stems(words[start]) in runs and words[start + 1] in ("be", "denote", "the"):
+            return True
+    return False
 
 
 def _initials(word: str) -> str:

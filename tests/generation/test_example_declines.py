@@ -171,7 +171,7 @@ def test_what_is_r_in_small_letters_was_declined_regression(book: Answerer) -> N
     assert answer.text.split("\n\n> ", 1)[1].startswith("Let `r` be the wheel radius"), answer.text
 
 
-@pytest.mark.parametrize("question", ["thanks!", "why?", "hello"])
+@pytest.mark.parametrize("question", ["thanks!", "why?", "hello", "u there?", "k thanks"])
 def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
     book: Answerer, question: str
 ) -> None:

@@ -204,6 +204,9 @@ def test_what_is_r_in_small_letters_was_declined_as_naming_nothing_regression() 
     assert symbols_named("what is r?") == ["r"] and names_a_topic("what is r?")
     assert symbols_named("what are x and y, e.g. in `(x, y, θ)`?") == ["x", "y"]
     assert symbols_named("it's fine, i.e. on x86 as a rule") == []
+    # Chat is not a question about `u` or `k`: a small letter names a topic when asked about or in code.
+    assert not names_a_topic("u there?") and not names_a_topic("k thanks")
+    assert names_a_topic("what is u?") and names_a_topic("why is `v` negative?")
 
 
 @pytest.mark.parametrize(

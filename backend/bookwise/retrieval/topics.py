@@ -32,8 +32,15 @@ def topic_words(text: str) -> set[str]:
 
 def names_a_topic(question: str) -> bool:
     """Whether ``question`` names something to look up: a topic word, or a one-letter symbol ("What is
-    Q?" asks about the filter's Q, though no word of it is a topic)."""
-    return bool(topic_words(question)) or bool(symbols_named(question))
+    Q?" asks about the filter's Q, though no word of it is a topic). A small letter only when the
+    question asks what it is ("what is r?") or writes it as code (`` `v` ``): "u there?" and "k
+    thanks" are chat, not questions about `u` and `k`."""
+    if topic_words(question):
+        return True
+    asked = {term.lower() for term in defined_terms(question)}
+    return any(
+        symbol.isupper() or symbol in asked or f"`{symbol}`" in question for symbol in symbols_named(question)
+    )
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")

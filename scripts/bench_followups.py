@@ -30,8 +30,8 @@ import anyio
 
 from bookwise.evaluation.answers.run import AnswerRun, ask
 from bookwise.generation.answer import Answerer
-from bookwise.generation.coverage import spelled_search
-from bookwise.generation.followup import SearchQuery, standalone_query
+from bookwise.generation.coverage import book_phrases, spelled_search
+from bookwise.generation.followup import Holds, SearchQuery, standalone_query
 from bookwise.generation.models import ChatRequest
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.models import SectionResult
@@ -43,8 +43,8 @@ def _rank_of_gold(sections: Sequence[SectionResult], gold: set[tuple[str, str]])
     return next((i for i, s in enumerate(sections, 1) if (s.doc_path, s.heading) in gold), None)
 
 
-async def _resolve(question: str, history: tuple[Turn, ...]) -> SearchQuery:
-    return await standalone_query(question, history, llm=None, timeout_s=1)
+async def _resolve(question: str, history: tuple[Turn, ...], holds: Holds) -> SearchQuery:
+    return await standalone_query(question, history, llm=None, timeout_s=1, holds=holds)
 
 
 async def _conversation(answerer: Answerer, row: dict[str, Any]) -> AnswerRun:
@@ -92,7 +92,7 @@ def main() -> None:
     for row in rows:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
         history = tuple(Turn("user", q) for q in row["history"])
-        searched = anyio.run(_resolve, row["question"], history)
+        searched = anyio.run(_resolve, row["question"], history, book_phrases(retriever).holds)
         spelled, found = anyio.run(spelled_search, retriever, searched.text, search)
         joined = retriever.search(f"{row['question']} {row['history'][-1]}", top_k=5)
         ranked = {"joined": joined.sections, "bookwise": found.sections}

@@ -163,6 +163,16 @@ def test_what_does_r_mean_led_with_a_note_on_formulas_for_its_lower_case_r_regre
     assert re.search(r"(?<![A-Za-z])R(?![A-Za-z])", first), first
 
 
+def test_what_about_the_derivative_one_led_with_all_three_terms_regression(book: Answerer) -> None:
+    """After "What does the integral term of a PID do?", "what about the derivative one?" led with the
+    section on all three terms: it was searched with "integral" too."""
+    first = ask(book, "What does the integral term of a PID do?")
+    history = (Turn("user", "What does the integral term of a PID do?"), Turn("assistant", first.text))
+    answer = ask(book, "what about the derivative one?", history=history)
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading_text == "Derivative"
+
+
 def test_what_is_r_in_small_letters_was_declined_regression(book: Answerer) -> None:
     """ "what is r?" was answered "The book does not seem to cover this": a small letter was no symbol,
     so the question named nothing. It now leads with the sentence that names it."""

@@ -159,18 +159,27 @@ def test_a_follow_up_that_asks_only_for_a_form_of_the_answer_borrows_the_topic_r
 def test_what_about_the_derivative_one_asks_about_the_derivative_term_not_the_integral_regression() -> None:
     """ "what about the derivative one?" after "What does the integral term of a PID do?" was searched
     as "… integral term PID" and led with the section on all three terms: "one" stands for the term,
-    and "derivative" names the one meant in place of "integral"."""
+    and "derivative" names the one meant in place of "integral", where the book writes "derivative term"."""
+    book = {("derivative", "term"), ("blue", "buttons")}
+
+    def holds(phrase: Sequence[str]) -> bool:
+        return tuple(w.lower() for w in phrase) in book
+
     history = conversation("What does the integral term of a PID do?", "It sums the error [1].")
-    assert fallback_query("what about the derivative one?", history) == "what about the derivative term? PID"
+    asked = fallback_query("what about the derivative one?", history, holds)
+    assert asked == "what about the derivative term? PID"
     plural = conversation("How do I style the red buttons?", "x")
-    assert fallback_query("and the blue ones?", plural).startswith("and the blue buttons? style")
-    # "one" after a word that names nothing keeps the whole previous topic.
-    second = fallback_query("what about the second one?", history)
-    assert second == "what about the second one? integral term PID"
-    # "one" as a pronoun, not after "the X": nothing is replaced.
+    assert fallback_query("and the blue ones?", plural, holds).startswith("and the blue buttons? style")
+    # "the newer one" qualifies the term the book does not call "newer term": the whole topic is kept.
+    newer = fallback_query("and the newer one?", history, holds)
+    assert newer == "and the newer one? integral term PID"
+    # Without the book's phrases (a model's rewrite failed), and where "one" is a pronoun: as before.
+    assert fallback_query("what about the derivative one?", history) == (
+        "what about the derivative one? integral term PID"
+    )
     rigid = conversation("What is a rigid transform?", "x")
-    assert fallback_query("how do I invert one?", rigid) == "how do I invert one? rigid transform"
-    # Nothing for "one" to stand for: no noun with a word before it.
-    assert fallback_query("what about the derivative one?", conversation("What is PID?", "x")) == (
+    assert fallback_query("how do I invert one?", rigid, holds) == "how do I invert one? rigid transform"
+    # Nothing for "one" to stand for: no noun after a determiner with a word before it.
+    assert fallback_query("what about the derivative one?", conversation("What is PID?", "x"), holds) == (
         "what about the derivative one? PID"
     )

@@ -30,7 +30,7 @@ from bookwise import validation
 from bookwise.errors import BookwiseError, InvalidRequestError, RetrievalTimeoutError
 from bookwise.generation.citations import CitationFilter
 from bookwise.generation.completion import Completion
-from bookwise.generation.coverage import book_phrases_ready, passage_plan, spelled_search
+from bookwise.generation.coverage import book_phrases, book_phrases_ready, passage_plan, spelled_search
 from bookwise.generation.events import (
     AnswerEvent,
     Done,
@@ -52,7 +52,7 @@ from bookwise.generation.extractive import (
     passage_answer,
     selection_answer,
 )
-from bookwise.generation.followup import SearchQuery, standalone_query, widened_query
+from bookwise.generation.followup import SearchQuery, refers_back, standalone_query, widened_query
 from bookwise.generation.models import AnswerKind, ChatRequest, Plan, Prepared, Scope, Written
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
@@ -183,8 +183,8 @@ class Answerer:
         page_use = page_use_of(request, question)
         if page_use is not None or request.action != "ask":
             return await self.study_prep.prepare(request, question, page_use, started)
-        query = await self._search_query(request, question, scope, selection)
         await self._warm(scope)
+        query = await self._search_query(request, question, scope, selection)
         mark = time.monotonic()
         try:
             with anyio.fail_after(self.settings.retrieval_timeout_s):
@@ -231,8 +231,17 @@ class Answerer:
             # Widened from the reader's page: "what does this chapter say about delay?" asks the book
             # about delay; "chapter" and "say" would find passages that say "this chapter".
             return SearchQuery(topic, rewritten=True, method="page")
+        holds = None
+        if self.llm is None and refers_back(question, request.history):
+            # The book's phrases, read when the answer is warmed: "the derivative one" is its derivative
+            # term only where the book says so.
+            holds = (await self.retriever.arun(functools.partial(book_phrases, self.retriever))).holds
         return await standalone_query(
-            question, request.history, llm=self.llm, timeout_s=self.settings.llm_rewrite_timeout_s
+            question,
+            request.history,
+            llm=self.llm,
+            timeout_s=self.settings.llm_rewrite_timeout_s,
+            holds=holds,
         )
 
     async def _warm(self, scope: Scope) -> None:

@@ -11,8 +11,9 @@ only supplies the topic of a question that names none ("what does this mean?").
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +29,8 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
+_DETERMINERS = frozenset("the a an this that these those my your our its their".split())
+Holds = Callable[[Sequence[str]], bool]  # whether the book writes these words together
 # "the derivative one", "those blue ones"; not "how do I invert one?", where "one" is no noun's stand-in.
 _INSTEAD = re.compile(r"\b(?:the|a|an|this|that|these|those)\s+([A-Za-z][\w-]*)\s+(ones?)\b", re.IGNORECASE)
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
@@ -78,31 +81,35 @@ def _latest_topic_question(history: Sequence[Turn]) -> str:
     return next((t.content for t in reversed(history) if t.role == "user" and names_a_topic(t.content)), "")
 
 
-def _named_instead(question: str, history: Sequence[Turn]) -> tuple[str, set[str]]:
+def _named_instead(question: str, history: Sequence[Turn], holds: Holds | None) -> tuple[str, set[str]]:
     """``question`` with "the X one" written as the noun it stands for, and the words X replaces:
     "what about the derivative one?" after "What does the integral term of a PID do?" asks about the
-    derivative *term*, not the integral one as well. The noun is the last word of the first run of
-    topic words in the latest question with a topic; the words before it are what X replaces."""
+    derivative *term*, not the integral one as well. The noun ends the first run of topic words after a
+    determiner in the latest question with a topic ("the integral term"); the words before it are what
+    X replaces. Only when the book writes "X noun" (``holds``): "the newer one" or "the cheapest one"
+    qualifies the thing asked about rather than naming another, and keeps the whole previous topic."""
     instead = _INSTEAD.search(question)
-    if instead is None or not names_a_topic(instead.group(1)):
+    if holds is None or instead is None or not names_a_topic(instead.group(1)):
         return question, set()
     tokens = [t.strip(".'-") for t in _TOKEN.findall(_latest_topic_question(history))]
-    run: list[str] = []
-    for token in [*tokens, ""]:
-        if token and names_a_topic(token):
-            run.append(token)
-        elif len(run) >= 2:
-            plural = instead.group(2).lower() == "ones" and not run[-1].lower().endswith("s")
-            noun = run[-1] + ("s" if plural else "")
-            written = question[: instead.start(2)] + noun + question[instead.end(2) :]
-            return written, set(run[:-1])
-        else:
-            run = []
+    for start, token in enumerate(tokens[:-1]):
+        if token.lower() not in _DETERMINERS:
+            continue
+        run = list(itertools.takewhile(names_a_topic, tokens[start + 1 :]))
+        if len(run) < 2:
+            continue
+        if not holds((instead.group(1), run[-1])):
+            return question, set()
+        plural = instead.group(2).lower() == "ones" and not run[-1].lower().endswith("s")
+        noun = run[-1] + ("s" if plural else "")
+        return question[: instead.start(2)] + noun + question[instead.end(2) :], set(run[:-1])
     return question, set()
 
 
-def fallback_query(question: str, history: Sequence[Turn]) -> str:
-    question, replaced = _named_instead(question, history)
+def fallback_query(question: str, history: Sequence[Turn], holds: Holds | None = None) -> str:
+    """The question with the previous topic's words; ``holds``: whether the book writes a phrase, which
+    lets "the X one" name X's kind of the previous topic (``_named_instead``)."""
+    question, replaced = _named_instead(question, history, holds)
     own, asked = topic_words(question), set(_TOKEN.findall(question))
     borrowed = [
         word
@@ -120,7 +127,12 @@ def widened_query(question: str, selection: str) -> SearchQuery:
 
 
 async def standalone_query(
-    question: str, history: Sequence[Turn], *, llm: Completer | None, timeout_s: float
+    question: str,
+    history: Sequence[Turn],
+    *,
+    llm: Completer | None,
+    timeout_s: float,
+    holds: Holds | None = None,
 ) -> SearchQuery:
     if not refers_back(question, history):
         return SearchQuery(question, rewritten=False, method="as_asked")
@@ -132,4 +144,4 @@ async def standalone_query(
         rewritten = " ".join(rewritten.split())
         if rewritten and len(rewritten) <= 4 * (len(question) + 200):  # a rambling reply is no query
             return SearchQuery(rewritten, rewritten=True, method="llm")
-    return SearchQuery(fallback_query(question, history), rewritten=True, method="fallback")
+    return SearchQuery(fallback_query(question, history, holds), rewritten=True, method="fallback")

@@ -89,10 +89,11 @@ def main() -> None:
         return
     totals = {"joined": [0, 0], "bookwise": [0, 0]}
     search = functools.partial(retriever.asearch, top_k=5)
+    holds = book_phrases(retriever).holds
     for row in rows:
         gold = {(g["doc_path"], g["heading"]) for g in row["gold"]}
         history = tuple(Turn("user", q) for q in row["history"])
-        searched = anyio.run(_resolve, row["question"], history, book_phrases(retriever).holds)
+        searched = anyio.run(_resolve, row["question"], history, holds)
         spelled, found = anyio.run(spelled_search, retriever, searched.text, search)
         joined = retriever.search(f"{row['question']} {row['history'][-1]}", top_k=5)
         ranked = {"joined": joined.sections, "bookwise": found.sections}

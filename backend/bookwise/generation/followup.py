@@ -66,19 +66,24 @@ def previous_topic(history: Sequence[Turn]) -> list[str]:
     one-letter symbols ("what if it's too small?" after "how do I choose L?" is about `L`); when that
     question referred back itself, with the topic it borrowed: "and the sidebar?" after "How do I add
     a blog?" and "how do I change its URL?" is about the blog's sidebar."""
-    for at in range(len(history) - 1, -1, -1):
-        turn = history[at]
-        if turn.role == "user" and names_a_topic(turn.content):
-            tokens = (t.strip(".'-") for t in _TOKEN.findall(turn.content))
-            own = [t for t in tokens if t and (names_a_topic(t) or is_symbol(t))]
-            if refers_back(turn.content, history[:at]):
-                own += previous_topic(history[:at])
-            return list(dict.fromkeys(own))
-    return []
+    at = _latest_topic_turn(history)
+    if at is None:
+        return []
+    question = history[at].content
+    tokens = (t.strip(".'-") for t in _TOKEN.findall(question))
+    own = [t for t in tokens if t and (names_a_topic(t) or is_symbol(t))]
+    if refers_back(question, history[:at]):
+        own += previous_topic(history[:at])
+    return list(dict.fromkeys(own))
 
 
-def _latest_topic_question(history: Sequence[Turn]) -> str:
-    return next((t.content for t in reversed(history) if t.role == "user" and names_a_topic(t.content)), "")
+def _latest_topic_turn(history: Sequence[Turn]) -> int | None:
+    """Where the reader's latest question that had a topic is in ``history``."""
+    return next(
+        (at for at in range(len(history) - 1, -1, -1)
+         if history[at].role == "user" and names_a_topic(history[at].content)),
+        None,
+    )  # fmt: skip
 
 
 def _named_instead(question: str, history: Sequence[Turn], holds: Holds | None) -> tuple[str, set[str]]:
@@ -91,7 +96,9 @@ def _named_instead(question: str, history: Sequence[Turn], holds: Holds | None) 
     instead = _INSTEAD.search(question)
     if holds is None or instead is None or not names_a_topic(instead.group(1)):
         return question, set()
-    tokens = [t.strip(".'-") for t in _TOKEN.findall(_latest_topic_question(history))]
+    at = _latest_topic_turn(history)
+    previous = history[at].content if at is not None else ""
+    tokens = [t.strip(".'-") for t in _TOKEN.findall(previous)]
     for start, token in enumerate(tokens[:-1]):
         if token.lower() not in _DETERMINERS:
             continue

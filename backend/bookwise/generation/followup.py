@@ -29,10 +29,11 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
-_DETERMINERS = frozenset("the a an this that these those my your our its their".split())
+_POINTING = ("the", "a", "an", "this", "that", "these", "those")  # articles and demonstratives
+_DETERMINERS = frozenset((*_POINTING, "my", "your", "our", "its", "their"))
 Holds = Callable[[Sequence[str]], bool]  # whether the book writes these words together
 # "the derivative one", "those blue ones"; not "how do I invert one?", where "one" is no noun's stand-in.
-_INSTEAD = re.compile(r"\b(?:the|a|an|this|that|these|those)\s+([A-Za-z][\w-]*)\s+(ones?)\b", re.IGNORECASE)
+_INSTEAD = re.compile(rf"\b(?:{'|'.join(_POINTING)})\s+([A-Za-z][\w-]*)\s+(ones?)\b", re.IGNORECASE)
 SELECTION_TOPIC_WORDS = 30  # of a selection, for a widened question that names no topic
 # Words that ask for a form of the answer (and whom to show it), not for a topic: "show me the code"
 # after "How does the discrete PID work?" asks for the PID's code.

@@ -22,6 +22,7 @@ from bookwise.index.build import IngestReport, run_ingest
 from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.site import read_site_config
+from bookwise.retrieval.passage_rank import book_passage_inputs_within
 from bookwise.retrieval.suggestions import suggest_for_live_index
 from bookwise.settings import Settings
 from docusite import build_fixture_site, file_lock
@@ -76,12 +77,15 @@ def local_settings(data_dir: Path, build_dir: Path, **overrides: Any) -> Setting
 
 
 def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> Settings:
-    """The example indexed as the demo does (``local_settings``)."""
+    """The example indexed as the demo's `bookwise ingest` does (``local_settings``): with the
+    passage vectors its generation carries, so a server of it embeds no passage at start."""
     settings = local_settings(data_dir, build_dir, **overrides)
     store = open_store(settings)
     try:
         built = load_manifests([build_dir / MANIFEST_NAME])
-        run_ingest(settings, read_site_config(EXAMPLE_SITE), store=store, built=built)
+        passages = book_passage_inputs_within(settings.section_max_tokens)
+        site = read_site_config(EXAMPLE_SITE)
+        run_ingest(settings, site, store=store, built=built, passage_inputs=passages)
     finally:
         store.close()
     return settings

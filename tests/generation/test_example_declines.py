@@ -62,6 +62,14 @@ def ask_about_proportional(answerer: Answerer, question: str, **fields: Any) -> 
     return ask(answerer, question, **selected, page=Page(url=PID_PAGE, heading_id="proportional"), **fields)
 
 
+def test_the_example_index_carries_its_passage_vectors_as_bookwise_ingest_writes_them_regression(
+    example_retriever: Retriever,
+) -> None:
+    """The tests' example index was built without the passage vectors `bookwise ingest` writes, so
+    each process serving it embedded every passage again (about a minute of CPU per process)."""
+    assert example_retriever.prefill_passages() == 0
+
+
 @pytest.mark.parametrize(
     ("question", "never_mentioned"),
     [("How does SLAM build a map of the room?", "SLAM"), ("Write me a poem about robots", "poem")],

@@ -152,6 +152,7 @@ class _Retrieved:
     evidence: float | None = None  # the search's sufficiency score (book scope)
     unknown_names: tuple[str, ...] = ()  # names in the question that the book never mentions
     asked_unknown: tuple[str, ...] = ()  # those the question asks about
+    absent_words: tuple[str, ...] = ()  # the question's words the book never contains
     passages: PassagePlan | None = None  # answers without a model: the passages to quote
     missing: tuple[str, ...] = ()  # words the question asks about that the selection lacks
 
@@ -269,6 +270,7 @@ class Answerer:
                 evidence=result.sufficiency.score,
                 unknown_names=result.unknown_names,
                 asked_unknown=result.asked_unknown,
+                absent_words=result.absent_words,
             )
         else:
             located = None
@@ -307,6 +309,7 @@ class Answerer:
             retrieval_sufficient=found.sufficient,
             unknown_names=found.unknown_names,
             asked_unknown=found.asked_unknown,
+            absent_words=found.absent_words,
             defining_sections=scope == "book",
             names_own_topic=names_own_topic,
         )

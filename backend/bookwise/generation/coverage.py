@@ -214,6 +214,7 @@ def unnamed_topics(
     best_text: str,
     sources: Sequence[SectionResult],
     unknown_names: Sequence[str] = (),
+    absent_words: Sequence[str] = (),
 ) -> tuple[list[str], bool]:
     """What ``query`` asks about that the book never names as a phrase, though each word occurs alone
     ("model predictive controller") or the phrase holds a name the book never contains
@@ -237,17 +238,23 @@ def unnamed_topics(
         for p in phrases
         if not book.holds(p) and set(stems(" ".join(p))) <= book.known and asks_about(query, p)
     ]
-    # A name the book never contains (retrieval's ``unknown_names``) in a phrase with a word it knows
-    # ("Firebase Hosting", "a Svelte app"): the name alone embeds too far from the question for
-    # retrieval's ``asks_unknown``, the phrase does not. Names only: a plain word the book lacks has
-    # its paraphrase there ("gutter numbers" are its line numbers), a product's name has none.
-    unknown = {name.lower() for name in unknown_names}
+    # A word the book never contains in a phrase with a word it knows: a name ("Firebase Hosting", "a
+    # Svelte app", retrieval's ``unknown_names``) embeds alone too far from the question for retrieval's
+    # ``asks_unknown``, the phrase does not. A plain word ("GitHub star count") only in a phrase that
+    # holds no run of other words the book names: "switch statement mandatory" asks about the book's
+    # switch statement. Either is then judged below as the book's phrases are: close to the question,
+    # in no section found, and far from the best passage ("gutter numbers" are the book's line numbers).
+    names = {name.lower() for name in unknown_names}
+    plain = {word.lower() for word in absent_words} - names
     absent += [
         p
         for p in phrases
         if p not in absent
-        and {w.lower() for w in p} & unknown
-        and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in unknown)
+        and (
+            (lower := {w.lower() for w in p}) & names
+            or (lower & plain and not _qualifies_named(book, p, plain))
+        )
+        and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in names | plain)
     ]
     # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
     # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
@@ -275,6 +282,18 @@ def unnamed_topics(
     return [" ".join(p) for p in unnamed], any(p in passing for p in central)
 
 
+def _qualifies_named(book: BookPhrases, phrase: Sequence[str], words: set[str]) -> bool:
+    """Whether ``phrase`` around ``words`` holds a run of two or more others that the book names:
+    "integral term mandatory" asks whether the book's integral term is mandatory."""
+    runs: list[list[str]] = [[]]
+    for word in phrase:
+        if word.lower() in words:
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    return any(len(run) >= 2 and (book.mentions(run)[0] > 0 or book.mentions(run)[1]) for run in runs)
+
+
 def asks_about(query: str, phrase: Sequence[str]) -> bool:
     """Whether ``query`` is about ``phrase``: at most ``WORDS_BESIDE_PHRASE`` of its topic words lie
     outside it ("How do I tune a model predictive controller?")."""
@@ -295,6 +314,7 @@ async def passage_plan(
     retrieval_sufficient: bool,
     unknown_names: Sequence[str] = (),
     asked_unknown: Sequence[str] = (),
+    absent_words: Sequence[str] = (),
     defining_sections: bool = True,
     names_own_topic: bool = True,
 ) -> PassagePlan:
@@ -323,7 +343,9 @@ async def passage_plan(
     # the example book, the phrase never, and the PID lab's wheel scored well on "tune" and "controller".
     best = plan.best
     unnamed, passing = await retriever.arun(
-        functools.partial(unnamed_topics, retriever, query, best.passage.text, sources, unknown_names)
+        functools.partial(
+            unnamed_topics, retriever, query, best.passage.text, sources, unknown_names, absent_words
+        )
     )
     if not unnamed and not passing:
         return plan
@@ -462,5 +484,6 @@ async def covers(retriever: Retriever, result: RetrievalResult) -> bool:
         retrieval_sufficient=result.sufficient_context,
         unknown_names=result.unknown_names,
         asked_unknown=result.asked_unknown,
+        absent_words=result.absent_words,
     )
     return plan.sufficient

@@ -19,9 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bookwise.index.build import run_ingest
 from bookwise.ingest.site import read_site_config
-from bookwise.retrieval.passage_rank import book_passage_inputs_within
+from bookwise.retrieval.book_ingest import ingest_book
 from bookwise.settings import Settings
 
 DEFAULT_CORPORA = [Path("../shared/corpora/redux"), Path("../shared/corpora/docusaurus-docs")]
@@ -39,7 +38,7 @@ def site_for(copy: Path):  # type: ignore[no-untyped-def]
 
 def ingest(settings: Settings, site):  # type: ignore[no-untyped-def]
     """An ingest as ``bookwise ingest`` runs it, with the passage vectors the generation carries."""
-    return run_ingest(settings, site, passage_inputs=book_passage_inputs_within(settings.section_max_tokens))
+    return ingest_book(settings, site)
 
 
 def main() -> int:

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from apiserver import hash_settings, ingest_hashed, running_api
-from bookwise.index.build import IngestReport, run_ingest
+from bookwise.index.build import IngestReport
 from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.site import read_site_config
-from bookwise.retrieval.passage_rank import book_passage_inputs_within
+from bookwise.retrieval.book_ingest import ingest_book
 from bookwise.retrieval.suggestions import suggest_for_live_index
 from bookwise.settings import Settings
 from docusite import build_fixture_site, file_lock
@@ -83,9 +83,7 @@ def index_example_locally(data_dir: Path, build_dir: Path, **overrides: Any) -> 
     store = open_store(settings)
     try:
         built = load_manifests([build_dir / MANIFEST_NAME])
-        passages = book_passage_inputs_within(settings.section_max_tokens)
-        site = read_site_config(EXAMPLE_SITE)
-        run_ingest(settings, site, store=store, built=built, passage_inputs=passages)
+        ingest_book(settings, read_site_config(EXAMPLE_SITE), store=store, built=built)
     finally:
         store.close()
     return settings

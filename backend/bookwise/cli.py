@@ -475,10 +475,10 @@ class _Progress:
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
-    from bookwise.index.build import Hooks, run_ingest
+    from bookwise.index.build import Hooks
     from bookwise.ingest.manifest import load_manifests
     from bookwise.ingest.site import read_site_config
-    from bookwise.retrieval.passage_rank import book_passage_inputs_within
+    from bookwise.retrieval.book_ingest import ingest_book
 
     if not args.site_dir.is_dir():
         raise BookwiseError(f"site folder not found: {args.site_dir}")
@@ -492,7 +492,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     built = load_manifests(args.manifest) if args.manifest else None
     progress = _Progress(sys.stderr.isatty() and not args.json)
     try:
-        report = run_ingest(
+        report = ingest_book(
             settings,
             site,
             dry_run=args.dry_run,
@@ -502,7 +502,6 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             hooks=Hooks(on_file=progress.file, on_embed=progress.embed, on_adapt=progress.adapt),
             built=built,
             strict=args.strict,
-            passage_inputs=book_passage_inputs_within(settings.section_max_tokens),
         ).to_dict()
     finally:
         progress.end()

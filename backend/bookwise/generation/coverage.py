@@ -246,6 +246,7 @@ def unnamed_topics(
     # in no section found, and far from the best passage ("gutter numbers" are the book's line numbers).
     names = {name.lower() for name in unknown_names}
     plain = {word.lower() for word in absent_words} - names
+    lacked = names | plain
     absent += [
         p
         for p in phrases
@@ -254,7 +255,7 @@ def unnamed_topics(
             (lower := {w.lower() for w in p}) & names
             or (lower & plain and not _qualifies_named(book, p, plain))
         )
-        and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in names | plain)
+        and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in lacked)
     ]
     # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
     # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
@@ -291,7 +292,8 @@ def _qualifies_named(book: BookPhrases, phrase: Sequence[str], words: set[str]) 
             runs.append([])
         else:
             runs[-1].append(word)
-    return any(len(run) >= 2 and (book.mentions(run)[0] > 0 or book.mentions(run)[1]) for run in runs)
+    # ``mentions`` reads every sentence of the book: once per run, its count or its label answering.
+    return any(len(run) >= 2 and any(book.mentions(run)) for run in runs)
 
 
 def asks_about(query: str, phrase: Sequence[str]) -> bool:

@@ -19,6 +19,7 @@ import pytest
 
 from apiserver import hash_settings, ingest_hashed, running_api
 from bookwise.index.build import IngestReport
+from bookwise.index.edge.copies import copy_keeping_holes
 from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import load_manifests
 from bookwise.ingest.site import read_site_config
@@ -120,5 +121,5 @@ def example_indexed_once(tmp_path_factory: pytest.TempPathFactory, build_dir: Pa
         tmp_path_factory, "example-local", lambda into: index_example_locally(into / "data", build_dir)
     )
     own = tmp_path_factory.mktemp("example-local") / "data"
-    shutil.copytree(made / "data", own)
+    shutil.copytree(made / "data", own, copy_function=copy_keeping_holes)
     return local_settings(own, build_dir)

@@ -22,6 +22,7 @@ import local_http
 from apiserver import build_book, wait_until_serving
 from bookwise.api.limits import RateLimiter
 from bookwise.errors import RateLimitedError
+from bookwise.index.edge.copies import copy_keeping_holes
 from redisserver import RedisServer, running_redis
 from servers import HOST, away_from_a_minute_boundary, closed_port_url
 
@@ -111,7 +112,7 @@ def serving(root: Path, redis_url: str, count: int) -> Iterator[list[tuple[str, 
     try:
         for n in range(count):
             if n:
-                shutil.copytree(root / "0" / "data", root / str(n) / "data")
+                shutil.copytree(root / "0" / "data", root / str(n) / "data", copy_function=copy_keeping_holes)
             port = closed_port_url().rsplit(":", 1)[1]
             env = {
                 **os.environ,

@@ -21,6 +21,7 @@ import pytest
 
 import bookwise
 from apiserver import chat, serving_process
+from bookwise.index.edge.copies import copy_keeping_holes
 from bookwise.settings import Settings
 from nginx import free_port
 from release import release_once
@@ -61,7 +62,7 @@ def lean(tmp_path_factory: pytest.TempPathFactory, example_local: Settings) -> L
     run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(dist / WHEEL)], work)
     # A copy of its own: the server may write beside the index (feedback), and the run's other
     # tests read this process's copy.
-    shutil.copytree(example_local.data_dir, data_dir)
+    shutil.copytree(example_local.data_dir, data_dir, copy_function=copy_keeping_holes)
     return Lean(venv, data_dir)
 
 

@@ -113,3 +113,34 @@ def test_a_second_reader_copies_the_shard_while_its_opener_writes_a_file_regress
         for process in (owner, copier):
             process.kill()
             process.communicate()
+
+
+def blocks_and_length(directory: Path) -> tuple[int, int]:
+    files = [path.stat() for path in directory.rglob("*") if path.is_file()]
+    return sum(f.st_blocks * 512 for f in files), sum(f.st_size for f in files)
+
+
+def test_a_private_copy_takes_the_disk_the_shard_takes_not_its_length_regression(tmp_path: Path) -> None:
+    """A second reader's copy of a small book's shard took 258 MB of disk where the shard took 1.6 MB:
+    Edge's memory-mapped files are mostly holes, and the copy wrote them out as zeros. It was also ten
+    times what the free-space check before it asked for."""
+    settings = build_book(tmp_path)
+    shard = settings.data_dir / "index" / "generations" / live(settings.data_dir) / "shard"
+    owner, _ = start_reader(settings.data_dir)  # opens the shard in place
+    copier, _ = start_reader(settings.data_dir)  # serves a private copy
+    try:
+        (copy,) = (settings.data_dir / "index" / "readers").iterdir()
+        used, length = blocks_and_length(shard)
+        copy_used, copy_length = blocks_and_length(copy / "shard")
+        assert length > 20 * used  # the shard is mostly holes
+        assert copy_length == length
+        assert copy_used < 2 * used + 4 * 1024 * 1024  # was 258 MB against 1.6 MB
+        edit(tmp_path, "One more line.")
+        ingest_hashed(settings, tmp_path / "site")
+        assert refresh(copier) == live(
+            settings.data_dir
+        )  # the copies keep serving, generation after generation
+    finally:
+        for process in (owner, copier):
+            process.kill()
+            process.communicate()

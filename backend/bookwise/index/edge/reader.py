@@ -16,6 +16,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from bookwise.errors import DiskFullError, IndexCorruptError, IndexNotFoundError, StoreUnavailableError
+from bookwise.index.edge.copies import copy_shard
 from bookwise.index.edge.generations import generation_names, live_generation, newest_complete, read_current
 from bookwise.index.edge.locks import lock_path, locked, remove_stale_copies
 from bookwise.index.faults import ensure_free_space, read_only, used_bytes, warn
@@ -39,12 +40,6 @@ def edge_filter(filters: Filters | None) -> qe.Filter | None:
         if values:
             conditions.append(qe.FieldCondition(key=key, match=qe.MatchAny(any=list(values))))
     return qe.Filter(must=conditions) if conditions else None
-
-
-# A file the shard's opener is writing, renamed over its target when done: it may vanish while a copy
-# lists the directory ("No such file or directory: shard/.atomicwriteLseIuZ" failed a second reader),
-# and the copy needs only the target.
-_IN_FLIGHT = shutil.ignore_patterns(".atomicwrite*")
 
 
 @dataclass
@@ -180,7 +175,7 @@ class EdgeReader:
         generation = directory.name
         copy = Path(tempfile.mkdtemp(prefix=f"bookwise-{generation}-"))
         try:
-            shutil.copytree(directory / "shard", copy / "shard", ignore=_IN_FLIGHT)
+            copy_shard(directory / "shard", copy / "shard")
             shard = qe.EdgeShard.load(str(copy / "shard"))
         except BaseException:
             shutil.rmtree(copy, ignore_errors=True)
@@ -209,7 +204,7 @@ class EdgeReader:
         assert owner is not None  # a blocking lock on a directory nobody else knows yet
         try:
             with locked(directory / "manifest.json", fcntl.LOCK_SH):  # not while the opener rewrites
-                shutil.copytree(directory / "shard", copy / "shard", ignore=_IN_FLIGHT)
+                copy_shard(directory / "shard", copy / "shard")
             shard = qe.EdgeShard.load(str(copy / "shard"))
         except BaseException:
             shutil.rmtree(copy, ignore_errors=True)

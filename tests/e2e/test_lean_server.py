@@ -10,7 +10,6 @@ tests/deploy/test_container.py.)
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,8 +20,8 @@ import pytest
 
 import bookwise
 from apiserver import chat, serving_process
-from bookwise.index.edge.copies import copy_keeping_holes
 from bookwise.settings import Settings
+from examplesite import copy_data_dir
 from nginx import free_port
 from release import release_once
 
@@ -62,7 +61,7 @@ def lean(tmp_path_factory: pytest.TempPathFactory, example_local: Settings) -> L
     run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", str(dist / WHEEL)], work)
     # A copy of its own: the server may write beside the index (feedback), and the run's other
     # tests read this process's copy.
-    shutil.copytree(example_local.data_dir, data_dir, copy_function=copy_keeping_holes)
+    copy_data_dir(example_local.data_dir, data_dir)
     return Lean(venv, data_dir)
 
 

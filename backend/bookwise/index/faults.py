@@ -36,7 +36,8 @@ def read_only(path: Path) -> bool:
 
 
 def used_bytes(directory: Path) -> int:
-    """Space the files under ``directory`` take on disk (allocated blocks: sparse files count as used)."""
+    """Space the files under ``directory`` take on disk: allocated blocks, so a sparse file counts the
+    data it holds, not its length."""
     total = 0
     for path in directory.rglob("*"):
         try:

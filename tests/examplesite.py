@@ -132,8 +132,11 @@ def copy_data_dir(source: Path, target: Path) -> None:
 
     def copy(source_file: str, target_file: str) -> str:
         if Path(source_file).suffix == ".onnx":
-            os.link(source_file, target_file)
-            return target_file
+            try:
+                os.link(source_file, target_file)
+                return target_file
+            except OSError:  # another file system
+                pass
         return copy_keeping_holes(source_file, target_file)
 
     shutil.copytree(source, target, copy_function=copy)

@@ -122,8 +122,8 @@ def blocks_and_length(directory: Path) -> tuple[int, int]:
 
 def test_a_private_copy_takes_the_disk_the_shard_takes_not_its_length_regression(tmp_path: Path) -> None:
     """A second reader's copy of a small book's shard took 258 MB of disk where the shard took 1.6 MB:
-    Edge's memory-mapped files are mostly holes, and the copy wrote them out as zeros. It was also ten
-    times what the free-space check before it asked for."""
+    Edge's memory-mapped files are mostly holes, and the copy wrote them out as zeros, while the
+    free-space check before it counted only the 1.6 MB."""
     settings = build_book(tmp_path)
     shard = settings.data_dir / "index" / "generations" / live(settings.data_dir) / "shard"
     owner, _ = start_reader(settings.data_dir)  # opens the shard in place

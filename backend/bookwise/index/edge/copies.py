@@ -2,8 +2,8 @@
 
 Edge sizes its memory-mapped files in 32 MB steps and writes only what it uses: a small book's shard
 is 258 MB long and 1.6 MB on disk. A plain copy (``shutil.copytree``) writes the holes out as zeros,
-so each private copy a reader made took 258 MB of disk and over a second of writing, and the free
-space checked before it (the blocks the shard uses) was a hundredth of what it then took.
+so each private copy a reader made took 258 MB of disk and over a second of writing, while the free
+space checked before it (the blocks the shard uses) was 1.6 MB.
 """
 
 from __future__ import annotations

@@ -244,6 +244,20 @@ def test_example_without_llm_offers_the_chapters_lab(example_url: str) -> None:
     assert "the chapter's labs" in stream.answer and "/docs/control/lab-tuning" in stream.answer
 
 
+def test_example_without_llm_said_no_code_on_a_page_that_has_it_regression(example_url: str) -> None:
+    """Give an example on the Integral passage answered "the book gives no worked example or code for
+    it"; the same page has "A discrete-time PID in code". That section is listed, cited, and no
+    sentence says the book has no code."""
+    selection = "The I term adds up the error over time."
+    page = "http://localhost:3000/docs/control/pid-control"
+    stream = chat(example_url, selection_body("example", selection, page))
+    assert_citations_resolve(stream)
+    assert "no worked example or code" not in stream.answer
+    assert "Code on this page" in stream.answer and "A discrete-time PID in code" in stream.answer
+    urls = [s["url"] for s in stream.first("sources")["sources"]]
+    assert "/docs/control/pid-control#a-discrete-time-pid-in-code" in urls
+
+
 def test_quiz_without_llm_and_without_exercises_blanks_the_passages_own_words(example_url: str) -> None:
     selection = "Odometry is smooth and fast but drifts without limit, while range sensors do not drift."
     page = "http://localhost:3000/docs/intro"  # a page with no exercises section

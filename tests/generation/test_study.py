@@ -14,11 +14,13 @@ from bookwise.generation.prompts import Turn
 from bookwise.generation.study import (
     BLANK,
     NO_WORKED_EXAMPLE,
+    NO_WORKED_EXAMPLE_ON_PAGE,
     blanks_of,
     compare_with_solution,
     example_answer,
     exercises_of,
     explain_answer,
+    holds_code,
     is_exercise_section,
     page_intent,
     page_topic,
@@ -214,6 +216,39 @@ def test_give_an_example_only_pointed_to_the_lab_regression(section: SectionFact
     bare = example_answer(selection, (1, plain), [], [(2, lab)])
     assert bare is not None and NO_WORKED_EXAMPLE in bare and "[Lab: Tuning a PID Loop]" in bare
     assert example_answer(selection, (1, plain), [], []) is None
+
+
+def test_give_an_example_said_the_book_had_no_code_beside_the_pages_code_regression(
+    section: SectionFactory,
+) -> None:
+    """On the Integral passage, Give an example said "the book gives no worked example or code for it",
+    a few paragraphs above "A discrete-time PID in code", whose class keeps the integral. The page's
+    code is now listed, as the chapter's labs are, and the sentence no longer says there is none."""
+    integral = section("Integral", "The I term adds up the error over time.")
+    code = section(
+        "A discrete-time PID in code",
+        'The integral becomes a running sum.\n\n```python title="pid.py"\nself.integral += error * dt\n```',
+        n=2,
+    )
+    lab = section("Lab: Tuning a PID Loop", "Tune it.", n=3)
+    selection = "The I term adds up the error over time."
+    answer = example_answer(selection, (1, integral), [], [(3, lab)], [(2, code)])
+    assert answer is not None
+    assert NO_WORKED_EXAMPLE not in answer and NO_WORKED_EXAMPLE_ON_PAGE in answer
+    assert "**Code on this page:**\n\n- [A discrete-time PID in code]" in answer
+    assert answer.index("Code on this page") < answer.index("the chapter's labs")
+    # A passage with an example of its own quotes it and lists no other code.
+    worked = section("Integral", "The I term adds up the error. With `Ki = 5` the error is gone in 0.4 s.")
+    answer = example_answer(selection, (1, worked), [], [], [(2, code)])
+    assert answer is not None and "`Ki = 5`" in answer and "Code on this page" not in answer
+
+
+def test_a_fence_of_formulas_is_no_code_to_list(section: SectionFactory) -> None:
+    assert holds_code(section("Odometry", "```python\nx += ds\n```"))
+    assert holds_code(section("Odometry", "~~~cpp\nx += ds;\n~~~"))
+    assert not holds_code(section("Kinematics", "```text\nv = (v_r + v_l) / 2\n```"))
+    assert not holds_code(section("Kinematics", "```\nv = (v_r + v_l) / 2\n```"))
+    assert not holds_code(section("Kinematics", "Prose that mentions ```python in a sentence."))
 
 
 @pytest.mark.parametrize(

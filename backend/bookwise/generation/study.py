@@ -78,6 +78,12 @@ BLANK = "_____"
 MIN_SENTENCE_WORDS = 4
 MIN_BLANK_CHARS = 3  # a blanked code span names something ("odometry"), not a symbol ("x")
 NO_WORKED_EXAMPLE = "Besides the passage itself, the book gives no worked example or code for it."
+# Said instead when the page shows code elsewhere ("A discrete-time PID in code" beside the Integral
+# passage), which is then listed as the chapter's labs are: "no code for it" would be untrue.
+NO_WORKED_EXAMPLE_ON_PAGE = "Besides the passage itself, the book works no example of it out."
+PAGE_CODE = 3  # sections of the page with code listed when no example is quoted
+_FENCE_LANGUAGE = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})[ \t]*([\w+#.-]+)", re.MULTILINE)
+_NOT_PROGRAMS = frozenset({"text", "txt", "plain", "plaintext", "math", "latex", "tex", "md", "markdown"})
 
 
 def page_intent(question: str) -> PageIntent | None:
@@ -318,15 +324,39 @@ def explain_answer(found: Sequence[tuple[str, int]]) -> str:
     return "\n\n".join([_label("explain"), "**Where the book introduces the passage's terms**", quoted])
 
 
+def holds_code(section: SectionResult) -> bool:
+    """Whether the section shows a program: a fence in a language, not a ```text block of formulas."""
+    return any(fence.lower() not in _NOT_PROGRAMS for fence in _FENCE_LANGUAGE.findall(section.text))
+
+
 def example_answer(
     selection: str,
     located: tuple[int, SectionResult] | None,
     worked: Sequence[tuple[int, SectionResult]],
     labs: Sequence[tuple[int, SectionResult]],
+    page_code: Sequence[tuple[int, SectionResult]] = (),
 ) -> str | None:
     """The page's worked examples (the one nearest the passage first), then the code or "for example"
     of the passage's own section (not the passage itself); when the book has none, a plain sentence
-    saying so; the chapter's labs after. None when there is neither an example nor a lab."""
+    saying so and the sections of the page with code (``page_code``); the chapter's labs after. None
+    when there is neither an example, nor code on the page, nor a lab."""
+    quoted = example_quotes(selection, located, worked)
+    code_lines = [] if quoted else [f"- {_link(section)} [{number}]" for number, section in page_code]
+    lab_lines = [f"- {_link(lab)} [{number}]" for number, lab in labs]
+    if not quoted and not code_lines and not lab_lines:
+        return None
+    parts = [_label("example"), *(quoted or [NO_WORKED_EXAMPLE_ON_PAGE if code_lines else NO_WORKED_EXAMPLE])]
+    if code_lines:
+        parts += ["**Code on this page:**", "\n".join(code_lines)]
+    if lab_lines:
+        parts += ["**To try it yourself**, the chapter's labs:", "\n".join(lab_lines)]
+    return "\n\n".join(parts)
+
+
+def example_quotes(
+    selection: str, located: tuple[int, SectionResult] | None, worked: Sequence[tuple[int, SectionResult]]
+) -> list[str]:
+    """What ``example_answer`` quotes: the worked examples, then the own section's code or cases."""
     wanted = topic_words(selection)
     inside = _unmarked(selection)
     ranked = sorted(worked, key=lambda ns: -len(topic_words(ns[1].text) & wanted))
@@ -352,13 +382,7 @@ def example_answer(
             ]
             if worked_out:
                 quoted.append(f"From {_link(section)}:\n\n> {' '.join(worked_out)} [{number}]")
-    lab_lines = [f"- {_link(lab)} [{number}]" for number, lab in labs]
-    if not quoted and not lab_lines:
-        return None
-    parts = [_label("example"), *(quoted or [NO_WORKED_EXAMPLE])]
-    if lab_lines:
-        parts += ["**To try it yourself**, the chapter's labs:", "\n".join(lab_lines)]
-    return "\n\n".join(parts)
+    return quoted
 
 
 def summary_answer(outline: PageOutline, sections: Sequence[SectionResult]) -> str:

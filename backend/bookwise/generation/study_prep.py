@@ -25,14 +25,17 @@ from bookwise.generation.prompts import Message, Turn, page_action_messages, sel
 from bookwise.generation.selection import selection_source
 from bookwise.generation.study import (
     EXAMPLE_HEADING,
+    PAGE_CODE,
     THIS_SECTION,
     Exercise,
     PageIntent,
     blanks_of,
     example_answer,
+    example_quotes,
     exercises_answer,
     exercises_of,
     explain_answer,
+    holds_code,
     is_exercise_section,
     page_intent,
     page_silent_answer,
@@ -346,11 +349,19 @@ class StudyPreparer:
         ]
         labs = await self._labs(outline)
         numbered_worked = list(enumerate(worked, start=2))
-        numbered_labs = list(enumerate(labs, start=2 + len(worked)))
         section = (1, located) if located is not None else None
-        text = example_answer(selection, section, numbered_worked, numbered_labs)
+        coded: list[SectionResult] = []
+        if not example_quotes(selection, section, numbered_worked):
+            coded = [
+                s
+                for s in page_sections
+                if s.section_id != own and s not in worked and not is_exercise_section(s) and holds_code(s)
+            ][:PAGE_CODE]
+        numbered_code = list(enumerate(coded, start=2 + len(worked)))
+        numbered_labs = list(enumerate(labs, start=2 + len(worked) + len(coded)))
+        text = example_answer(selection, section, numbered_worked, numbered_labs, numbered_code)
         written = Written(text, "extractive") if text else Written(NO_EXAMPLE, "not_covered")
-        return worked + labs, written
+        return worked + coded + labs, written
 
     async def _labs(self, outline: PageOutline | None) -> list[SectionResult]:
         if outline is None:

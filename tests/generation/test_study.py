@@ -18,6 +18,7 @@ from bookwise.generation.study import (
     blanks_of,
     compare_with_solution,
     example_answer,
+    example_quotes,
     exercises_of,
     explain_answer,
     holds_code,
@@ -206,16 +207,16 @@ def test_give_an_example_only_pointed_to_the_lab_regression(section: SectionFact
     )
     lab = section("Lab: Tuning a PID Loop", "Tune it.", n=3)
     selection = "The P term pushes in proportion to the current error."
-    answer = example_answer(selection, (1, proportional), [], [(2, lab)])
+    answer = example_answer(example_quotes(selection, (1, proportional), []), [(2, lab)])
     assert answer is not None
     assert (
         "> With `Kp = 2` and a 5 rad/s setpoint, the wheel settles at 4 rad/s, 1 rad/s short. [1]" in answer
     )
     assert "The P term pushes" not in answer and NO_WORKED_EXAMPLE not in answer
     plain = section("Proportional", "The P term pushes in proportion to the current error.")
-    bare = example_answer(selection, (1, plain), [], [(2, lab)])
+    bare = example_answer(example_quotes(selection, (1, plain), []), [(2, lab)])
     assert bare is not None and NO_WORKED_EXAMPLE in bare and "[Lab: Tuning a PID Loop]" in bare
-    assert example_answer(selection, (1, plain), [], []) is None
+    assert example_answer(example_quotes(selection, (1, plain), []), []) is None
 
 
 def test_give_an_example_said_the_book_had_no_code_beside_the_pages_code_regression(
@@ -232,14 +233,14 @@ def test_give_an_example_said_the_book_had_no_code_beside_the_pages_code_regress
     )
     lab = section("Lab: Tuning a PID Loop", "Tune it.", n=3)
     selection = "The I term adds up the error over time."
-    answer = example_answer(selection, (1, integral), [], [(3, lab)], [(2, code)])
+    answer = example_answer(example_quotes(selection, (1, integral), []), [(3, lab)], [(2, code)])
     assert answer is not None
     assert NO_WORKED_EXAMPLE not in answer and NO_WORKED_EXAMPLE_ON_PAGE in answer
     assert "**Code on this page:**\n\n- [A discrete-time PID in code]" in answer
     assert answer.index("Code on this page") < answer.index("the chapter's labs")
     # A passage with an example of its own quotes it and lists no other code.
     worked = section("Integral", "The I term adds up the error. With `Ki = 5` the error is gone in 0.4 s.")
-    answer = example_answer(selection, (1, worked), [], [], [(2, code)])
+    answer = example_answer(example_quotes(selection, (1, worked), []), [], [(2, code)])
     assert answer is not None and "`Ki = 5`" in answer and "Code on this page" not in answer
 
 
@@ -249,6 +250,7 @@ def test_a_fence_of_formulas_is_no_code_to_list(section: SectionFactory) -> None
     assert not holds_code(section("Kinematics", "```text\nv = (v_r + v_l) / 2\n```"))
     assert not holds_code(section("Kinematics", "```\nv = (v_r + v_l) / 2\n```"))
     assert not holds_code(section("Kinematics", "Prose that mentions ```python in a sentence."))
+    assert not holds_code(section("Tabs", "```mdx-code-block\n<Tabs><TabItem>x</TabItem></Tabs>\n```"))
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from typing import Literal
 
 from bookwise.generation.extractive import blockquote, cite, quotable_sentences
 from bookwise.generation.prompts import Turn
+from bookwise.ingest.blocks import MDX_CODE_BLOCK, fence_opening, fence_spans
 from bookwise.ingest.documents import is_exercises
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import PageOutline
@@ -82,8 +83,9 @@ NO_WORKED_EXAMPLE = "Besides the passage itself, the book gives no worked exampl
 # passage), which is then listed as the chapter's labs are: "no code for it" would be untrue.
 NO_WORKED_EXAMPLE_ON_PAGE = "Besides the passage itself, the book works no example of it out."
 PAGE_CODE = 3  # sections of the page with code listed when no example is quoted
-_FENCE_LANGUAGE = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})[ \t]*([\w+#.-]+)", re.MULTILINE)
-_NOT_PROGRAMS = frozenset({"text", "txt", "plain", "plaintext", "math", "latex", "tex", "md", "markdown"})
+_NOT_PROGRAMS = frozenset(
+    {"text", "txt", "plain", "plaintext", "math", "latex", "tex", "md", "markdown", MDX_CODE_BLOCK}
+)
 
 
 def page_intent(question: str) -> PageIntent | None:
@@ -325,22 +327,23 @@ def explain_answer(found: Sequence[tuple[str, int]]) -> str:
 
 
 def holds_code(section: SectionResult) -> bool:
-    """Whether the section shows a program: a fence in a language, not a ```text block of formulas."""
-    return any(fence.lower() not in _NOT_PROGRAMS for fence in _FENCE_LANGUAGE.findall(section.text))
+    """Whether the section shows a program: a fenced block in a language, not a ```text block of
+    formulas (nor MDX that Docusaurus renders)."""
+    lines = section.text.splitlines()
+    fences = (fence_opening(lines[opening]) for opening, _ in fence_spans(lines))
+    return any(
+        fence is not None and fence.lang and fence.lang.lower() not in _NOT_PROGRAMS for fence in fences
+    )
 
 
 def example_answer(
-    selection: str,
-    located: tuple[int, SectionResult] | None,
-    worked: Sequence[tuple[int, SectionResult]],
+    quoted: Sequence[str],
     labs: Sequence[tuple[int, SectionResult]],
     page_code: Sequence[tuple[int, SectionResult]] = (),
 ) -> str | None:
-    """The page's worked examples (the one nearest the passage first), then the code or "for example"
-    of the passage's own section (not the passage itself); when the book has none, a plain sentence
-    saying so and the sections of the page with code (``page_code``); the chapter's labs after. None
-    when there is neither an example, nor code on the page, nor a lab."""
-    quoted = example_quotes(selection, located, worked)
+    """The example quotes (``example_quotes``); when there are none, a plain sentence saying so and
+    the sections of the page with code (``page_code``); the chapter's labs after. None when there is
+    neither an example, nor code on the page, nor a lab."""
     code_lines = [] if quoted else [f"- {_link(section)} [{number}]" for number, section in page_code]
     lab_lines = [f"- {_link(lab)} [{number}]" for number, lab in labs]
     if not quoted and not code_lines and not lab_lines:
@@ -356,7 +359,8 @@ def example_answer(
 def example_quotes(
     selection: str, located: tuple[int, SectionResult] | None, worked: Sequence[tuple[int, SectionResult]]
 ) -> list[str]:
-    """What ``example_answer`` quotes: the worked examples, then the own section's code or cases."""
+    """The page's worked examples (the one nearest the passage first), then the code or "for example"
+    of the passage's own section (not the passage itself)."""
     wanted = topic_words(selection)
     inside = _unmarked(selection)
     ranked = sorted(worked, key=lambda ns: -len(topic_words(ns[1].text) & wanted))

@@ -350,8 +350,9 @@ class StudyPreparer:
         labs = await self._labs(outline)
         numbered_worked = list(enumerate(worked, start=2))
         section = (1, located) if located is not None else None
+        quoted = example_quotes(selection, section, numbered_worked)
         coded: list[SectionResult] = []
-        if not example_quotes(selection, section, numbered_worked):
+        if not quoted:
             coded = [
                 s
                 for s in page_sections
@@ -359,7 +360,7 @@ class StudyPreparer:
             ][:PAGE_CODE]
         numbered_code = list(enumerate(coded, start=2 + len(worked)))
         numbered_labs = list(enumerate(labs, start=2 + len(worked) + len(coded)))
-        text = example_answer(selection, section, numbered_worked, numbered_labs, numbered_code)
+        text = example_answer(quoted, numbered_labs, numbered_code)
         written = Written(text, "extractive") if text else Written(NO_EXAMPLE, "not_covered")
         return worked + coded + labs, written
 

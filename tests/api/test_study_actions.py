@@ -226,6 +226,30 @@ def test_explain_without_llm_repeated_the_passage_and_listed_its_source_twice_re
     assert len({(s["page_url"], s["anchor"]) for s in sources}) == len(sources)
 
 
+def test_explain_on_code_without_llm_said_the_page_defined_none_of_its_terms_regression(
+    example_url: str,
+) -> None:
+    """Explain on the `wheel_speeds` code answered that the page introduces none of the passage's
+    terms: a program's identifiers are no bold terms. The page introduces the code ("The driver node
+    converts each command into wheel speeds") and works out what it computes in "From body velocity
+    to wheel speeds"; both are quoted and cited (not the section going the other direction)."""
+    selection = (  # as a browser's selection of the code arrives: indentation gone
+        "def wheel_speeds(v, omega, track=0.30, radius=0.05, max_wheel=0.5):\n"
+        '"""Body velocity (m/s, rad/s) to wheel speeds (rad/s), returned as (left, right)."""\n'
+        "v_l = v - omega * track / 2\nv_r = v + omega * track / 2"
+    )
+    page = "http://localhost:3000/docs/foundations/differential-drive"
+    stream = chat(example_url, selection_body("explain", selection, page))
+    assert_citations_resolve(stream)
+    assert stream.first("done")["answer_kind"] == "extractive"
+    assert "does not introduce or define" not in stream.answer
+    assert "The driver node converts each command into wheel speeds" in stream.answer
+    assert "v_l = v − ω·b / 2" in stream.answer  # the inverse formula the code implements
+    urls = [s["url"] for s in stream.first("sources")["sources"]]
+    assert "/docs/foundations/differential-drive#from-body-velocity-to-wheel-speeds" in urls
+    assert "works it through in** [From body velocity to wheel speeds]" in stream.answer  # not the forward
+
+
 def test_example_without_llm_quotes_code_and_the_worked_example(example_url: str) -> None:
     stream = chat(
         example_url, selection_body("example", GAIN, KALMAN, page={"url": KALMAN, "heading_id": "kalman-1d"})

@@ -20,14 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bookwise.generation.code_context import SelectedProgram, is_program
 from bookwise.generation.extractive import blockquote, cite, quotable_sentences
 from bookwise.generation.prompts import Turn
-from bookwise.ingest.blocks import MDX_CODE_BLOCK, fence_opening, fence_spans
+from bookwise.ingest.blocks import fence_spans
 from bookwise.ingest.documents import is_exercises
 from bookwise.retrieval.models import SectionResult, code_spans, plain_text
 from bookwise.retrieval.pages import PageOutline
 from bookwise.retrieval.passage_rank import ScoredPassage
-from bookwise.retrieval.passages import link_text, passages_of, split_units
+from bookwise.retrieval.passages import Passage, link_text, passages_of, split_units
 from bookwise.retrieval.snippets import SOLUTION_LABEL, flat
 from bookwise.retrieval.topics import topic_words
 
@@ -35,6 +36,8 @@ NO_MODEL = "*No language model is configured, so this is the book's own material
 MODEL_WOULD = {
     "explain": "A language model would explain the passage in plain words; here is where the page "
     "introduces the terms it uses.*",
+    "explain_code": "A language model would explain the code line by line; here is what the page says "
+    "about it.*",
     "example": "A language model would build an example from the passage.*",
     "quiz": "Your answers are compared with the book's words; a language model would write new questions "
     "and judge what your answers mean.*",
@@ -83,9 +86,6 @@ NO_WORKED_EXAMPLE = "Besides the passage itself, the book gives no worked exampl
 # passage), which is then listed as the chapter's labs are: "no code for it" would be untrue.
 NO_WORKED_EXAMPLE_ON_PAGE = "Besides the passage itself, the book works no example of it out."
 PAGE_CODE = 3  # sections of the page with code listed when no example is quoted
-_NOT_PROGRAMS = frozenset(
-    {"text", "txt", "plain", "plaintext", "math", "latex", "tex", "md", "markdown", MDX_CODE_BLOCK}
-)
 
 
 def page_intent(question: str) -> PageIntent | None:
@@ -319,21 +319,42 @@ def term_definitions(
     return [(sentence, number) for sentence, (_, number) in ordered]
 
 
+def explain_quotes(found: Sequence[tuple[str, int]]) -> str:
+    return "\n\n".join(f"> {sentence} [{number}]" for sentence, number in found)
+
+
 def explain_answer(found: Sequence[tuple[str, int]]) -> str:
     """Where the page introduces the passage's terms, each sentence with its citation (the passage
     is not repeated back: the reader has just read it)."""
-    quoted = "\n\n".join(f"> {sentence} [{number}]" for sentence, number in found)
-    return "\n\n".join([_label("explain"), "**Where the book introduces the passage's terms**", quoted])
+    return "\n\n".join(
+        [_label("explain"), "**Where the book introduces the passage's terms**", explain_quotes(found)]
+    )
 
 
 def holds_code(section: SectionResult) -> bool:
     """Whether the section shows a program: a fenced block in a language, not a ```text block of
     formulas (nor MDX that Docusaurus renders)."""
     lines = section.text.splitlines()
-    fences = (fence_opening(lines[opening]) for opening, _ in fence_spans(lines))
-    return any(
-        fence is not None and fence.lang and fence.lang.lower() not in _NOT_PROGRAMS for fence in fences
-    )
+    return any(is_program(lines[opening]) for opening, _ in fence_spans(lines))
+
+
+def explain_code_answer(
+    program: SelectedProgram,
+    working: tuple[int, SectionResult, Sequence[Passage]] | None,
+    definitions: Sequence[tuple[str, int]] = (),
+) -> str | None:
+    """For a selected program: the sentence introducing it [1], the section working out what it
+    computes, then where the page introduces its terms; None when the page says none of these."""
+    parts = [_label("explain_code")]
+    if program.introduction:
+        parts += ["**What the page says about this code**", blockquote(cite(program.introduction, 1))]
+    if working is not None:
+        number, section, passages = working
+        parts.append(f"**The page works it through in** {_link(section)}:")
+        parts += [blockquote(cite(passage.text, number)) for passage in passages]
+    if definitions:
+        parts += ["**Where the book introduces its terms**", explain_quotes(definitions)]
+    return "\n\n".join(parts) if len(parts) > 1 else None
 
 
 def example_answer(

@@ -17,6 +17,12 @@ from dataclasses import replace
 import anyio
 
 from bookwise.errors import RetrievalTimeoutError
+from bookwise.generation.code_context import (
+    SelectedProgram,
+    explaining_section,
+    selected_program,
+    working_passages,
+)
 from bookwise.generation.evidence import plan_passages
 from bookwise.generation.extractive import passage_answer
 from bookwise.generation.followup import SearchQuery
@@ -35,6 +41,7 @@ from bookwise.generation.study import (
     exercises_answer,
     exercises_of,
     explain_answer,
+    explain_code_answer,
     holds_code,
     is_exercise_section,
     page_intent,
@@ -327,9 +334,14 @@ class StudyPreparer:
         if located is not None and located not in sections:
             sections.append(located)
         found = term_definitions(selection, located, list(enumerate(sections)))
+        # The located section's text is the chunk that holds the selection; the page's is whole.
+        whole = next((s for s in page_sections if s.section_id == own), located)
+        program = selected_program(selection, whole) if whole is not None else None
+        if program is not None:
+            return _code_explanation(program, own, sections, found)
         if not found:
             return [], Written(NO_EXPLANATION, "not_covered")
-        cited = [i for i in dict.fromkeys(i for _, i in found) if sections[i] is not located]
+        cited = [i for i in dict.fromkeys(i for _, i in found) if sections[i].section_id != own]
         number = {i: n for n, i in enumerate(cited, start=2)}
         quoted = [(sentence, number.get(i, 1)) for sentence, i in found]
         return [sections[i] for i in cited], Written(explain_answer(quoted), "extractive")
@@ -409,6 +421,28 @@ class StudyPreparer:
             history=history,
             reader_answer=answer,
         )
+
+
+def _code_explanation(
+    program: SelectedProgram, own: str, sections: list[SectionResult], found: list[tuple[str, int]]
+) -> Material:
+    """Explain on a selected program: the sentence introducing it (its section is the selection's
+    source, [1]), the section working out what it computes [2], then the page's definitions of the
+    terms it uses, numbered on."""
+    candidates = [(i, s) for i, s in enumerate(sections) if not is_exercise_section(s)]
+    explaining = explaining_section(program, candidates, own)
+    passages = working_passages(explaining[1]) if explaining is not None else []
+    cited: list[int] = [explaining[0]] if explaining is not None and passages else []
+    cited += [
+        i for i in dict.fromkeys(i for _, i in found) if sections[i].section_id != own and i not in cited
+    ]
+    number = {i: n for n, i in enumerate(cited, start=2)}
+    working = (2, sections[cited[0]], passages) if passages else None
+    quoted = [(sentence, number.get(i, 1)) for sentence, i in found]
+    text = explain_code_answer(program, working, quoted)
+    if text is None:
+        return [], Written(NO_EXPLANATION, "not_covered")
+    return [sections[i] for i in cited], Written(text, "extractive")
 
 
 def _exercises(sections: Sequence[SectionResult], first: int = 1) -> list[Exercise]:

@@ -132,6 +132,18 @@ def test_a_name_followed_by_what_kind_of_thing_it_is_is_not_a_thing_the_book_nev
     assert particle == ([], True)
 
 
+def test_what_frame_is_the_lidar_data_in_was_declined_as_a_phrase_the_book_never_names_regression(
+    book: Answerer,
+) -> None:
+    """ "What frame is the lidar data in?" was declined: "it never mentions 'lidar data'". The book names
+    the lidar and says where its readings are ("A lidar reports distances from its own spinning head",
+    the sensor frame); "data" only says what comes from the lidar, as "option" says what a name is."""
+    answer = ask(book, "What frame is the lidar data in?")
+    assert answer.kind == "extractive", answer.text
+    assert "sensor frame" in answer.flat and "never mentions" not in answer.text
+    assert any(s.anchor == "frames-overview" for s in answer.sources)
+
+
 @pytest.mark.parametrize("question", ["odometery drift", "how does odomtry work"])
 def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     book: Answerer, question: str

@@ -296,11 +296,11 @@ _DIFFERENCE = re.compile(
     re.IGNORECASE,
 )
 # What a thing is called after its name ("the baseUrl setting", "the derivative term", "the swizzle
-# command"): the section that defines it is headed by the name alone, and the book names the thing
-# wherever it names the name.
+# command"), or what comes from it ("the lidar data"): the section that defines it is headed by the
+# name alone, and the book names the thing wherever it names the name.
 ROLE_NOUNS = frozenset(
     "setting option field flag prop property parameter argument function hook method command component "
-    "term step".split()
+    "term step data information".split()
 )
 _ROLE = re.compile(rf"\s+(?:{'|'.join(sorted(ROLE_NOUNS))})s?$", re.IGNORECASE)
 

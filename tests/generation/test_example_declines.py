@@ -144,6 +144,21 @@ def test_what_frame_is_the_lidar_data_in_was_declined_as_a_phrase_the_book_never
     assert any(s.anchor == "frames-overview" for s in answer.sources)
 
 
+def test_how_long_should_the_lab_take_did_not_find_allow_about_an_hour_regression(
+    example_retriever: Retriever,
+) -> None:
+    """The lab's opening paragraph says "Allow about an hour"; of the question's words it holds only
+    "lab", as the setup passage does, which led. A passage stating a duration in words holds what "how
+    long" asks for."""
+    outline = example_retriever.page("/docs/control/lab-tuning")
+    assert outline is not None
+    sections = example_retriever.outline_sections(outline)
+    ranked = example_retriever.rank_passages("How long should the lab take?", sections)
+    assert "Allow about an hour." in ranked[0].passage.text
+    setup = next(p for p in ranked if "You need Python 3.9" in p.passage.text)  # "lab", no duration
+    assert setup.coverage < ranked[0].coverage
+
+
 @pytest.mark.parametrize("question", ["odometery drift", "how does odomtry work"])
 def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     book: Answerer, question: str

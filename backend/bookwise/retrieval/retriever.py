@@ -36,6 +36,7 @@ from bookwise.lru import Lru
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
 from bookwise.retrieval.embedding_cache import PassageVectorCache
+from bookwise.retrieval.measures import measures_asked, states_measure
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.pages import PageOutline, within_budget
 from bookwise.retrieval.passage_rank import (
@@ -494,12 +495,17 @@ class Retriever:
         # A capital symbol is held only as written: the stems are lower case, and "what does R mean?"
         # led with a note on how formulas are written, for its `v_r`, and the wheel radius `r`.
         symbols = {symbol: set(self._sparse.query(symbol).indices) for symbol in symbols_named(query)}
+        # "How long…" is held by a passage that states a duration or a length ("Allow about an hour").
+        measures = {word: set(self._sparse.query(word).indices) for word in measures_asked(query)}
 
         def terms(text: str) -> set[int]:
             found = set(self._passage_terms(text))
             for symbol, ids in symbols.items():
                 if found & ids and not holds_symbol(text, symbol):
                     found -= ids
+            for word, ids in measures.items():
+                if states_measure(text, word):
+                    found |= ids
             return found
 
         return rank_passages(

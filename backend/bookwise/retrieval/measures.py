@@ -1,0 +1,50 @@
+"""Questions that ask for a measure, and the passages that state one.
+
+"How long should the lab take?" is answered by "Allow about an hour", which holds none of the
+question's words but the lab: what the question asks for is a duration, and the passage states one.
+A passage that states the measure asked for ("how long": a duration or a length; "how often": a rate;
+"how fast": a speed; "how far": a distance) holds the question's word for it, as term coverage counts.
+A duration or a length counts in words ("an hour", "60 seconds", "12 metres"), not in a unit's symbol:
+a technical book writes "0.02 s" and "100 ms" in every other paragraph, about the system, while how
+long something takes the reader is written out.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER = r"(?:\d+(?:[.,]\d+)?|\d*\.\d+)(?:\s*(?:to|-|–)\s*\d+(?:[.,]\d+)?)?"
+_SPELLED = r"(?:an?|one|two|three|four|five|ten|a few|several|half an?|about an?)"
+_TIME_WORDS = r"(?:milliseconds?|seconds?|minutes?|hours?|days?|weeks?|months?|years?)"
+_TIME_UNITS = rf"(?:{_TIME_WORDS}|ms|µs|us|ns|s|sec|secs|min|mins|h|hrs?)"
+_LENGTH_WORDS = (
+    r"(?:millimetres?|millimeters?|centimetres?|centimeters?|metres?|meters?|kilometres?|kilometers?"
+    r"|inches|inch|feet|foot|miles?|characters?|words|lines|pages|tokens|pixels)"
+)
+_RATE_UNITS = r"(?:Hz|kHz|MHz|times (?:a|per) \w+|per (?:second|minute|hour|day|week|cycle|step)|/s\b)"
+_SPEED_UNITS = r"(?:m/s|rad/s|km/h|mph|rpm|cm/s|mm/s|°/s|deg/s)"
+
+_DURATION = re.compile(rf"(?:\b{_NUMBER}|\b{_SPELLED})\s+{_TIME_WORDS}\b", re.IGNORECASE)
+_LENGTH = re.compile(rf"(?:\b{_NUMBER}|\b{_SPELLED})\s+{_LENGTH_WORDS}\b", re.IGNORECASE)
+_RATE = re.compile(rf"\b{_NUMBER}\s*{_RATE_UNITS}|\bevery\s+(?:{_NUMBER}\s*)?{_TIME_UNITS}\b|\b\d+ times\b")
+_SPEED = re.compile(rf"\b{_NUMBER}\s*{_SPEED_UNITS}")
+
+# The question's word for the measure ("how long"), and what states one.
+_ASKED = {
+    "long": (_DURATION, _LENGTH),
+    "often": (_RATE,),
+    "frequently": (_RATE,),
+    "fast": (_SPEED, _RATE),
+    "far": (_LENGTH,),
+}
+_HOW = re.compile(rf"\bhow\s+({'|'.join(_ASKED)})\b", re.IGNORECASE)
+
+
+def measures_asked(question: str) -> list[str]:
+    """The words of ``question`` that ask for a measure: "long" in "how long does it take?"."""
+    return list(dict.fromkeys(word.lower() for word in _HOW.findall(question)))
+
+
+def states_measure(text: str, word: str) -> bool:
+    """Whether ``text`` states the measure that "how ``word``" asks for."""
+    return any(pattern.search(text) for pattern in _ASKED.get(word, ()))

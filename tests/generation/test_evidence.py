@@ -389,3 +389,35 @@ def test_bare_code_quoted_first_over_the_sentence_that_says_how_regression(secti
     other = ScoredPassage(Passage(1, "The limits count clients by address.", ("prose",), 0), 0.62, 0.5, 0.2)
     plan = plan_passages([css, other], elsewhere, (), retrieval_sufficient=True, question=question)
     assert plan.quoted[0].text.startswith("```css")
+
+
+def test_the_odometry_code_was_quoted_before_the_sentence_and_formulas_introducing_it_regression(
+    section: SectionFactory,
+) -> None:
+    """ "How do I compute the robot's pose from encoder ticks?" quoted `odometry.py` bare first; "Each
+    control cycle, convert the tick counts into distances…", with the update's formulas, ends right before
+    it and scored 0.17 lower. The passage that introduces bare code leads when it scores this close; a
+    sentence further up the section does not."""
+    sources = [section("The wheel odometry model", "x", 1)]
+    code = ScoredPassage(
+        Passage(0, "```python\ndef update_pose(pose):\n    pass\n```", ("code",), 3), 0.74, 0.55, 0.46
+    )
+    introduction = ScoredPassage(
+        Passage(0, "Each control cycle, update the pose:\n\n```text\nx ← x + Δs\n```", ("prose", "code"), 1),
+        0.57,
+        dense=0.43,
+        coverage=0.29,
+    )
+    above = ScoredPassage(
+        Passage(0, "Odometry adds up the motion of the robot.", ("prose",), 0), 0.63, 0.44, 0.46
+    )
+    question = "How do I compute the robot's pose from encoder ticks?"
+    plan = plan_passages(
+        [code, above, introduction], sources, (), retrieval_sufficient=True, question=question
+    )
+    assert plan.quoted[0].text.startswith("Each control cycle")
+    plan = plan_passages([code, above], sources, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("```python")  # 0.11 below, and not the code's introduction
+    far = ScoredPassage(introduction.passage, 0.5, dense=0.4, coverage=0.1)
+    plan = plan_passages([code, far], sources, (), retrieval_sufficient=True, question=question)
+    assert plan.quoted[0].text.startswith("```python")

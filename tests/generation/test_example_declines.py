@@ -159,6 +159,16 @@ def test_how_long_should_the_lab_take_did_not_find_allow_about_an_hour_regressio
     assert setup.coverage < ranked[0].coverage
 
 
+def test_the_pose_from_encoder_ticks_opened_with_bare_code_regression(book: Answerer) -> None:
+    """The answer opened with `odometry.py` alone; the sentence and formulas introducing it, right above
+    it, came after. They lead now, and the code follows."""
+    answer = ask(book, "How do I compute the robot's pose from encoder ticks?")
+    assert answer.text.split("\n\n")[1].startswith("> Each control cycle, convert the tick counts"), (
+        answer.text
+    )
+    assert 'title="odometry.py"' in answer.text
+
+
 @pytest.mark.parametrize("question", ["odometery drift", "how does odomtry work"])
 def test_a_misspelled_word_is_not_a_word_the_book_never_mentions_regression(
     book: Answerer, question: str

@@ -62,7 +62,8 @@ _WARNING_BOX = re.compile(r"^\*\*(?:danger|warning|caution)\b", re.IGNORECASE)
 # A passage that defines what the question asks about leads when it scores this close to the best one
 # (the margin within which a further passage is quoted at all).
 DEFINITION_MARGIN = 0.3
-BARE_CODE_MARGIN = 0.1  # bare code leads unless a passage in words scores this close to it
+BARE_CODE_MARGIN = 0.1  # bare code leads unless a passage in words scores this close to it…
+INTRODUCTION_MARGIN = 0.2  # …or the passage introducing it, right before it, scores this close
 # A follow-up that names nothing of its own ("how do I fix it?") is answered from a passage the reader
 # was just shown when the best new passage scores this far below it. On the example book: the drift
 # passage 0.78 against a worked example of encoder ticks 0.54, the odometry section against the
@@ -278,6 +279,20 @@ def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
     if not fresh or fresh[0].passage.kinds != ("code",) or _ASKS_FOR_CODE.match(question.strip()):
         return fresh
     code = fresh[0].passage
+    # The passage that ends right before the code introduces it: "Each control cycle, convert the tick
+    # counts into distances…" and the update's formulas, then `update_pose`.
+    introduction = next(
+        (
+            p
+            for p in fresh
+            if p.passage.section == code.section
+            and p.passage.has_prose
+            and p.passage.position + len(p.passage.kinds) == code.position
+        ),
+        None,
+    )
+    if introduction is not None and introduction.score >= fresh[0].score - INTRODUCTION_MARGIN:
+        return _leading(introduction, fresh)
     near = (p for p in fresh if p.score >= fresh[0].score - BARE_CODE_MARGIN)
     said = next((p for p in near if p.passage.has_prose and p.passage.section == code.section), None)
     return fresh if said is None else _leading(said, fresh)

@@ -134,11 +134,43 @@ def needed_marks(item: pytest.Function) -> set[str]:
     return marks
 
 
+# The modules whose setup is a user's whole path (a Docusaurus build, an ingest, a container build:
+# one to two minutes of both cores each), longest first. scripts/test runs each module whole in one of
+# three processes, taking the modules in the order below (``--no-loadscope-reorder``).
+LONG_SETUPS = (
+    "tests/e2e/test_docs_site.py",
+    "tests/e2e/test_owner_path.py",
+    "tests/deploy/test_container.py",
+    "tests/e2e/test_demo.py",
+)
+
+
+def module_order(modules: dict[str, int]) -> list[str]:
+    """The order the modules run in, from each module's number of tests: the rest by that number,
+    most first (as pytest-xdist would order them), with the long setups spread among them: the first
+    one first, the others at even intervals, so that no two start together and the last minutes are
+    short modules that fill the processes evenly. Started together, three of them fought for the 2
+    cores and the run took longer; left to the end, as xdist orders modules of few tests, the last
+    one ran alone while the other processes idled."""
+    long = [module for module in LONG_SETUPS if module in modules]
+    rest = sorted((m for m in modules if m not in long), key=lambda m: -modules[m])
+    ordered = list(rest)
+    for index, module in reversed(list(enumerate(long))):
+        ordered.insert(round(index * len(rest) / (len(long) + 1)), module)
+    return ordered
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, pytest.Function):
             for name in sorted(needed_marks(item) - {mark.name for mark in item.iter_markers()}):
                 item.add_marker(name)
+    counts: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        counts[module] = counts.get(module, 0) + 1
+    rank = {module: index for index, module in enumerate(module_order(counts))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])  # stable: a module's own order stays
 
 
 _running: list[pytest.Item] = []  # the test being set up, for the check below

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import conftest
 from apiserver import running, serving_process
 from nginx import free_port
 
@@ -134,3 +135,18 @@ def test_the_example_is_indexed_once_per_run_and_each_process_serves_its_own_cop
     assert len(served) == 2 and served[0] != served[1]
     assert all(path.is_relative_to(w.base) for path, w in zip(sorted(served), workers, strict=True))
     assert all((path / "index").read_text(encoding="utf-8") == "built" for path in served)
+
+
+def test_the_long_setups_are_spread_through_the_run_not_started_together_or_left_to_the_end() -> None:
+    """scripts/test takes the modules in this order: each long setup (a user's whole path) starts after a
+    stretch of other modules, the first one first, and the last minutes are short modules."""
+    modules = {f"tests/m{i}.py": 40 - i for i in range(20)} | dict.fromkeys(conftest.LONG_SETUPS, 3)
+    ordered = conftest.module_order(modules)
+    assert sorted(ordered) == sorted(modules)
+    at = [ordered.index(module) for module in conftest.LONG_SETUPS]
+    assert at[0] == 0 and at == sorted(at)
+    gaps = [b - a for a, b in zip(at, at[1:], strict=False)]
+    assert min(gaps) >= 4 and at[-1] < len(ordered) - 4
+    rest = [m for m in ordered if m not in conftest.LONG_SETUPS]
+    assert rest == sorted(rest, key=lambda m: -modules[m])  # the others as pytest-xdist orders them
+    assert all((Path(conftest.__file__).parent.parent / module).is_file() for module in conftest.LONG_SETUPS)

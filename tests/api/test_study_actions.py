@@ -250,6 +250,28 @@ def test_explain_on_code_without_llm_said_the_page_defined_none_of_its_terms_reg
     assert "works it through in** [From body velocity to wheel speeds]" in stream.answer  # not the forward
 
 
+def test_a_code_blocks_ask_without_llm_showed_the_code_back_regression(example_url: str) -> None:
+    """A code block's Ask ("Explain this passage.") without a model answered "Bookwise cannot explain
+    this code; here it is as the book gives it" and showed the program the reader had just read. It
+    quotes what the page says about it: the paragraph introducing `pid.py` and the section its
+    anti-windup comment points to."""
+    source = (EXAMPLE_SITE / "docs" / "03-control" / "01-pid-control.mdx").read_text(encoding="utf-8")
+    code = source.split('```python title="pid.py"\n')[1].split("\n```")[0]
+    page = "http://localhost:3000/docs/control/pid-control"
+    body = {"question": "Explain this passage.", "mode": "selected_text", "selected_text": code,
+            "page": {"url": page}}  # fmt: skip
+    stream = chat(example_url, body)
+    assert_citations_resolve(stream)
+    assert stream.first("done")["answer_kind"] == "extractive"
+    assert "here it is as the book gives it" not in stream.answer and "class PID" not in stream.answer
+    assert "A robot runs its controller in a loop at a fixed period" in stream.answer
+    urls = [s["url"] for s in stream.first("sources")["sources"]]
+    assert "/docs/control/pid-control#pid-pitfalls" in urls
+    # A question about the code that is not a plain "explain" is answered from the selection, as before.
+    asked = chat(example_url, {**body, "question": "What does u_max do in this code?"})
+    assert "What the page says about this code" not in asked.answer
+
+
 def test_example_without_llm_quotes_code_and_the_worked_example(example_url: str) -> None:
     stream = chat(
         example_url, selection_body("example", GAIN, KALMAN, page={"url": KALMAN, "heading_id": "kalman-1d"})

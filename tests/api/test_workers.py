@@ -91,7 +91,12 @@ def serving(root: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]
             process.communicate()
 
 
-def wait_for(condition: object, timeout: float = 30) -> None:
+# A wait, not a timing check: on 2 cores shared with a Docusaurus build and an ingest, a second worker
+# took over 30 s to start serving (it imports the app and opens the index like any server).
+WAIT_S = 120
+
+
+def wait_for(condition: object, timeout: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out"

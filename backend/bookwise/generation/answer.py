@@ -47,6 +47,7 @@ from bookwise.generation.events import (
 from bookwise.generation.evidence import PassagePlan
 from bookwise.generation.extractive import (
     NOTHING_FOUND,
+    is_code,
     is_generic_ask,
     not_covered_text,
     passage_answer,
@@ -199,7 +200,7 @@ class Answerer:
             if plan == "llm"
             else []
         )
-        return Prepared(
+        prepared = Prepared(
             request=request,
             query=query,
             sources=found.sources,
@@ -215,6 +216,14 @@ class Answerer:
             unknown_names=found.unknown_names,
             selection_missing=found.missing,
         )
+        if plan == "extractive" and scope == "selection" and is_code(selection) and is_generic_ask(question):
+            # A code block's Ask ("Explain this passage."): without a model, what the page says about
+            # the program, rather than the program the reader has just read, shown back.
+            explained = await self.study_prep.code_explanation(request, selection)
+            if explained is not None:
+                prepared.sources = [*prepared.sources, *explained[0]]
+                prepared.study = explained[1]
+        return prepared
 
     async def _search_query(
         self, request: ChatRequest, question: str, scope: Scope, selection: str

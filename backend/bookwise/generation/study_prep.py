@@ -346,6 +346,28 @@ class StudyPreparer:
         quoted = [(sentence, number.get(i, 1)) for sentence, i in found]
         return [sections[i] for i in cited], Written(explain_answer(quoted), "extractive")
 
+    async def code_explanation(self, request: ChatRequest, selection: str) -> Material | None:
+        """What the reader's page says about the program ``selection`` lies in (``_code_explanation``),
+        for a code block's plain Ask without a model; None when the selection is no program of the
+        page or the page says nothing of it. The sources follow the selection's own, [1]."""
+        if request.page is None:
+            return None
+        retriever, page_url = self.retriever, request.page.url
+        located = await retriever.alocate(page_url, heading_id=request.page.heading_id, text=selection)
+        outline = await retriever.arun(lambda: retriever.page(page_url)) if located is not None else None
+        if located is None or outline is None:
+            return None
+        page_sections = await retriever.arun(lambda: retriever.outline_sections(outline))
+        own = located.section_id
+        whole = next((s for s in page_sections if s.section_id == own), located)
+        program = selected_program(selection, whole)
+        if program is None:
+            return None
+        sections = [located if s.section_id == own else s for s in page_sections]
+        found = term_definitions(selection, located, list(enumerate(sections)))
+        sources, written = _code_explanation(program, own, sections, found)
+        return None if written.kind == "not_covered" else (sources, written)
+
     async def _examples(
         self,
         selection: str,

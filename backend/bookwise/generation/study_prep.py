@@ -304,11 +304,7 @@ class StudyPreparer:
         page_url: str,
     ) -> Material:
         """The answer without a model, and the sources it draws on after the selection."""
-        retriever = self.retriever
-        outline = await retriever.arun(lambda: retriever.page(page_url)) if located is not None else None
-        page_sections: list[SectionResult] = (
-            await retriever.arun(lambda: retriever.outline_sections(outline)) if outline is not None else []
-        )
+        outline, page_sections = await self._page_of(page_url, located)
         if request.action == "explain":
             return self._explanation(selection, located, page_sections)
         if request.action == "example":
@@ -347,26 +343,31 @@ class StudyPreparer:
         return [sections[i] for i in cited], Written(explain_answer(quoted), "extractive")
 
     async def code_explanation(self, request: ChatRequest, selection: str) -> Material | None:
-        """What the reader's page says about the program ``selection`` lies in (``_code_explanation``),
+        """What the reader's page says about the program ``selection`` lies in, as Explain answers it,
         for a code block's plain Ask without a model; None when the selection is no program of the
         page or the page says nothing of it. The sources follow the selection's own, [1]."""
         if request.page is None:
             return None
-        retriever, page_url = self.retriever, request.page.url
-        located = await retriever.alocate(page_url, heading_id=request.page.heading_id, text=selection)
-        outline = await retriever.arun(lambda: retriever.page(page_url)) if located is not None else None
+        page_url = request.page.url
+        located = await self.retriever.alocate(page_url, heading_id=request.page.heading_id, text=selection)
+        outline, page_sections = await self._page_of(page_url, located)
         if located is None or outline is None:
             return None
-        page_sections = await retriever.arun(lambda: retriever.outline_sections(outline))
-        own = located.section_id
-        whole = next((s for s in page_sections if s.section_id == own), located)
-        program = selected_program(selection, whole)
-        if program is None:
+        whole = next((s for s in page_sections if s.section_id == located.section_id), located)
+        if selected_program(selection, whole) is None:
             return None
-        sections = [located if s.section_id == own else s for s in page_sections]
-        found = term_definitions(selection, located, list(enumerate(sections)))
-        sources, written = _code_explanation(program, own, sections, found)
+        sources, written = self._explanation(selection, located, page_sections)
         return None if written.kind == "not_covered" else (sources, written)
+
+    async def _page_of(
+        self, page_url: str, located: SectionResult | None
+    ) -> tuple[PageOutline | None, list[SectionResult]]:
+        """The outline and sections of the page a located selection is on; none when not located."""
+        retriever = self.retriever
+        outline = await retriever.arun(lambda: retriever.page(page_url)) if located is not None else None
+        if outline is None:
+            return None, []
+        return outline, await retriever.arun(lambda: retriever.outline_sections(outline))
 
     async def _examples(
         self,

@@ -9,6 +9,7 @@ from bookwise.generation.extractive import (
     Quoted,
     choose,
     cite,
+    is_generic_ask,
     not_covered_text,
     passage_answer,
     rows_asked_about,
@@ -80,6 +81,20 @@ def test_explain_this_gives_the_statements_and_says_what_a_model_would_add(secti
     assert answer is not None
     assert "> - Quokkas eat leaves and grasses at night.\n> - They rarely drink water. [1]" in answer
     assert "language model would explain" in answer
+
+
+def test_how_does_this_work_on_a_selection_said_the_selection_does_not_answer_regression(
+    section: SectionFactory,
+) -> None:
+    """ "How does this work?" on a selection was taken for a question about something in it ("work"),
+    which the selection never names: "The selected passage does not answer this question". It asks
+    about the passage itself, as "explain this" does; "how does the integral work?" still names a topic."""
+    selection = section("Feeding", "Quokkas eat leaves and grasses at night. They rarely drink water.")
+    for question in ("How does this work?", "Help me understand this"):
+        assert is_generic_ask(question), question
+        answer = selection_answer(question, selection)
+        assert answer is not None and "> - Quokkas eat leaves and grasses at night." in answer
+    assert not is_generic_ask("How does the integral work?")
 
 
 def test_a_paragraph_that_leads_into_code_is_quoted_with_it_regression() -> None:

@@ -304,12 +304,12 @@ EXPLAIN_NOTE = (
     "*A language model would explain this passage in other words. Without one, Bookwise can show "
     "what the section around it says: ask about the whole section.*"
 )
-# Words of requests about the passage itself ("explain this", "what does it mean?"): they ask for
-# the whole selection rather than for something in it.
+# Words of requests about the passage itself ("explain this", "what does it mean?", "how does this
+# work?"): they ask for the whole selection rather than for something in it.
 GENERIC_ASK = frozenset(
     "explain explanation mean means meaning summarize summarise summary simplify clarify elaborate "
     "describe tell rephrase paraphrase passage selection selected text paragraph sentence part "
-    "simply simple simpler words plain example code snippet block".split()
+    "simply simple simpler words plain example code snippet block work works understand help me".split()
 )
 SELECTION_QUOTED = 3
 

@@ -219,7 +219,8 @@ class Answerer:
         if plan == "extractive" and scope == "selection" and is_code(selection) and is_generic_ask(question):
             # A code block's Ask ("Explain this passage."): without a model, what the page says about
             # the program, rather than the program the reader has just read, shown back.
-            explained = await self.study_prep.code_explanation(request, selection)
+            page_url = request.page.url if request.page is not None else "/"
+            explained = await self.study_prep.code_explanation(selection, found.located, page_url)
             if explained is not None:
                 prepared.sources = [*prepared.sources, *explained[0]]
                 prepared.study = explained[1]

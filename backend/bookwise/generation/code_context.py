@@ -163,8 +163,10 @@ def working_passages(section: SectionResult) -> list[Passage]:
     for passage in passages[start:]:
         if chosen and chosen[-1].text in passage.text:
             chosen[-1] = passage
-        elif not any(passage.text in c.text for c in chosen):
-            chosen.append(passage)
-        if len(chosen) == WORKING_PASSAGES and passage is not chosen[-1]:
+        elif any(passage.text in c.text for c in chosen):
+            continue
+        elif len(chosen) == WORKING_PASSAGES:
             break
-    return chosen[:WORKING_PASSAGES]
+        else:
+            chosen.append(passage)
+    return chosen

@@ -306,7 +306,8 @@ class StudyPreparer:
         """The answer without a model, and the sources it draws on after the selection."""
         outline, page_sections = await self._page_of(page_url, located)
         if request.action == "explain":
-            return self._explanation(selection, located, page_sections)
+            program = _selected_program(selection, located, page_sections)
+            return self._explanation(selection, located, page_sections, program)
         if request.action == "example":
             return await self._examples(selection, located, outline, page_sections)
         # quiz: the book's exercises for the page and chapter, then blanks cut from the selection and
@@ -321,18 +322,19 @@ class StudyPreparer:
 
     @staticmethod
     def _explanation(
-        selection: str, located: SectionResult | None, page_sections: list[SectionResult]
+        selection: str,
+        located: SectionResult | None,
+        page_sections: list[SectionResult],
+        program: SelectedProgram | None,
     ) -> Material:
-        """Where the page introduces the selection's terms: its own section is the selection's source
-        ([1], not listed twice), the page's other sections follow as they are cited."""
+        """Where the page introduces the selection's terms, or, on a selected ``program``, what the page
+        says about it: its own section is the selection's source ([1], not listed twice), the page's
+        other sections follow as they are cited."""
         own = located.section_id if located is not None else ""
         sections = [located if located is not None and s.section_id == own else s for s in page_sections]
         if located is not None and located not in sections:
             sections.append(located)
         found = term_definitions(selection, located, list(enumerate(sections)))
-        # The located section's text is the chunk that holds the selection; the page's is whole.
-        whole = next((s for s in page_sections if s.section_id == own), located)
-        program = selected_program(selection, whole) if whole is not None else None
         if program is not None:
             return _code_explanation(program, own, sections, found)
         if not found:
@@ -342,21 +344,18 @@ class StudyPreparer:
         quoted = [(sentence, number.get(i, 1)) for sentence, i in found]
         return [sections[i] for i in cited], Written(explain_answer(quoted), "extractive")
 
-    async def code_explanation(self, request: ChatRequest, selection: str) -> Material | None:
-        """What the reader's page says about the program ``selection`` lies in, as Explain answers it,
-        for a code block's plain Ask without a model; None when the selection is no program of the
-        page or the page says nothing of it. The sources follow the selection's own, [1]."""
-        if request.page is None:
+    async def code_explanation(
+        self, selection: str, located: SectionResult | None, page_url: str
+    ) -> Material | None:
+        """What the reader's page says about the program ``selection`` lies in (``located``: the
+        section the selection was found in), as Explain answers it, for a code block's plain Ask
+        without a model; None when the selection is no program of the page or the page says nothing
+        of it. The sources follow the selection's own, [1]."""
+        _, page_sections = await self._page_of(page_url, located)
+        program = _selected_program(selection, located, page_sections)
+        if program is None:
             return None
-        page_url = request.page.url
-        located = await self.retriever.alocate(page_url, heading_id=request.page.heading_id, text=selection)
-        outline, page_sections = await self._page_of(page_url, located)
-        if located is None or outline is None:
-            return None
-        whole = next((s for s in page_sections if s.section_id == located.section_id), located)
-        if selected_program(selection, whole) is None:
-            return None
-        sources, written = self._explanation(selection, located, page_sections)
+        sources, written = self._explanation(selection, located, page_sections, program)
         return None if written.kind == "not_covered" else (sources, written)
 
     async def _page_of(
@@ -444,6 +443,17 @@ class StudyPreparer:
             history=history,
             reader_answer=answer,
         )
+
+
+def _selected_program(
+    selection: str, located: SectionResult | None, page_sections: Sequence[SectionResult]
+) -> SelectedProgram | None:
+    """The program of the page the selection lies in: looked for in the page's copy of the located
+    section, which is whole (the located one's text is the chunk that holds the selection)."""
+    if located is None:
+        return None
+    whole = next((s for s in page_sections if s.section_id == located.section_id), located)
+    return selected_program(selection, whole)
 
 
 def _code_explanation(

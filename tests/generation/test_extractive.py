@@ -31,6 +31,14 @@ def test_the_citation_follows_the_last_prose_and_never_enters_code() -> None:
     assert cite("Steps:\n\n1. one\n2. two", 3).endswith("2. two [3]")
 
 
+def test_the_citation_followed_a_tabs_label_over_its_code_regression() -> None:
+    # "Python: [1]" over the program read as if the tab's label were what the book says.
+    introduced = "The driver node converts each command into wheel speeds:\n\nPython:\n\n```python\nx = 1\n```"
+    assert cite(introduced, 1) == (
+        "The driver node converts each command into wheel speeds: [1]\n\nPython:\n\n```python\nx = 1\n```"
+    )
+
+
 def test_passages_are_quoted_whole_as_markdown_blockquotes() -> None:
     answer = passage_answer([Quoted(1, "Run this:\n\n```sh\nnpm run build\n```"), Quoted(2, "Done.")])
     assert answer.startswith(EXTRACTIVE_LABEL)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bookwise.retrieval.assemble import DELIMITER_ROW
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
-from bookwise.retrieval.passages import link_text, split_units
+from bookwise.retrieval.passages import is_tab_label, link_text, split_units
 from bookwise.retrieval.snippets import flat, sentences, words
 from bookwise.retrieval.topics import GREEK, symbols_named
 
@@ -267,9 +267,13 @@ def _said_before(candidate: ScoredPassage, chosen: Sequence[ScoredPassage]) -> b
 
 
 def cite(markdown: str, n: int) -> str:
-    """The passage with its ``[n]`` after its last line of prose (code and tables stay untouched)."""
+    """The passage with its ``[n]`` after its last line of prose (code and tables stay untouched), not
+    after a tab's label when prose comes before it: "Python: [1]" over the code read as if the label
+    were what the book says. (A label alone is not told from a short lead such as "Run this:".)"""
     units = split_units(markdown)
     prose = [i for i, u in enumerate(units) if u.kind in ("prose", "list", "label")]
+    said = [i for i in prose if not is_tab_label(units, i)]
+    prose = said or prose
     parts = [u.text for u in units]
     if prose:
         parts[prose[-1]] = f"{parts[prose[-1]]} [{n}]"

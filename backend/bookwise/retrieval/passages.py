@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -252,11 +253,16 @@ def passages_of(markdown: str, section: int = 0) -> list[Passage]:
 def _tab_after(units: list[Unit], start: int) -> list[Unit] | None:
     """A tab's label and the block under it ("Bash:" then the command), when they start at ``start``:
     "Finally, to deploy your site, run:" introduces the first tab's block, not the label alone."""
-    if start + 1 >= len(units):
-        return None
-    label, block = units[start], units[start + 1]
+    return units[start : start + 2] if is_tab_label(units, start) else None
+
+
+def is_tab_label(units: Sequence[Unit], at: int) -> bool:
+    """Whether ``units[at]`` is a tab's label ("Python:") over the block that follows it."""
+    if at + 1 >= len(units):
+        return False
+    label, block = units[at], units[at + 1]
     is_label = label.kind == "prose" and _introduces(label) and len(label.text.split()) <= TAB_LABEL_WORDS
-    return [label, block] if is_label and block.kind in ("list", "code", "table") else None
+    return is_label and block.kind in ("list", "code", "table")
 
 
 _CONTINUATION = re.compile(r"^(?:where|which|with|whose|so that|and|or)\b")

@@ -250,6 +250,25 @@ def test_explain_on_code_without_llm_said_the_page_defined_none_of_its_terms_reg
     assert "works it through in** [From body velocity to wheel speeds]" in stream.answer  # not the forward
 
 
+def test_explain_on_a_later_tabs_code_found_no_program_regression(example_url: str) -> None:
+    """Explain on the C++ tab of `wheel_speeds` said the page defines none of its terms: the page's
+    copy of a long section keeps its first tab and leaves the others out, so the program was not
+    found. It is looked for in the section as the selection located it, and answered as the Python
+    tab is, introduced by the sentence over both tabs."""
+    source = (EXAMPLE_SITE / "docs" / "01-foundations" / "02-differential-drive.mdx").read_text(
+        encoding="utf-8"
+    )
+    code = source.split('```cpp title="diff_drive.cpp"\n')[1].split("\n```")[0]
+    selection = "\n".join(line.strip() for line in code.splitlines())  # indentation lost
+    page = "http://localhost:3000/docs/foundations/differential-drive"
+    stream = chat(example_url, selection_body("explain", selection, page))
+    assert_citations_resolve(stream)
+    assert "does not introduce or define" not in stream.answer
+    assert "The driver node converts each command into wheel speeds" in stream.answer
+    urls = [s["url"] for s in stream.first("sources")["sources"]]
+    assert "/docs/foundations/differential-drive#from-body-velocity-to-wheel-speeds" in urls
+
+
 def test_a_code_blocks_ask_without_llm_showed_the_code_back_regression(example_url: str) -> None:
     """A code block's Ask ("Explain this passage.") without a model answered "Bookwise cannot explain
     this code; here it is as the book gives it" and showed the program the reader had just read. It

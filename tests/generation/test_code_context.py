@@ -48,6 +48,21 @@ def test_a_selection_without_its_indentation_is_found_in_its_program(section: Se
     )
 
 
+def test_a_later_tabs_program_had_no_introduction_regression(section: SectionFactory) -> None:
+    # The C++ tab's program followed the Python tab's, so nothing in words came right before it.
+    cpp = (
+        'C++:\n\n```cpp title="diff_drive.cpp"\n'
+        "std::pair<double, double> wheelSpeeds(double v, double omega) {\n"
+        "  const double vl = v - omega * track / 2.0;\n  return {vl, vl};\n}\n```"
+    )
+    driver = section("Reading the cmd_vel topic", f"{DRIVER}\n\n{cpp}")
+    program = selected_program("const double vl = v - omega * track / 2.0;\nreturn {vl, vl};", driver)
+    assert program is not None and program.code.startswith("std::pair")
+    assert program.introduction == (
+        "The driver node converts each command into wheel speeds, clipping them as described above:"
+    )
+
+
 def test_prose_and_formulas_are_no_selected_program(section: SectionFactory) -> None:
     assert (
         selected_program("The driver node converts each command into wheel speeds", section("D", DRIVER))

@@ -33,7 +33,9 @@ def test_the_citation_follows_the_last_prose_and_never_enters_code() -> None:
 
 def test_the_citation_followed_a_tabs_label_over_its_code_regression() -> None:
     # "Python: [1]" over the program read as if the tab's label were what the book says.
-    introduced = "The driver node converts each command into wheel speeds:\n\nPython:\n\n```python\nx = 1\n```"
+    introduced = (
+        "The driver node converts each command into wheel speeds:\n\nPython:\n\n```python\nx = 1\n```"
+    )
     assert cite(introduced, 1) == (
         "The driver node converts each command into wheel speeds: [1]\n\nPython:\n\n```python\nx = 1\n```"
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from bookwise.ingest.blocks import MDX_CODE_BLOCK, fence_opening
 from bookwise.retrieval.models import SectionResult
-from bookwise.retrieval.passages import Passage, Unit, passages_of, split_units
+from bookwise.retrieval.passages import Passage, Unit, is_tab_label, passages_of, split_units
 from bookwise.retrieval.topics import stems
 
 # Fences that hold formulas or Markdown, not a program.
@@ -41,7 +41,6 @@ _WORDS_IN_CODE = re.compile(
 _ASSIGNED = re.compile(r"(?<![\w.])([^\W\d]\w*)\s*(?<![=!<>+\-*/])=(?!=)")
 _CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_TAB_LABEL = re.compile(r"^[^\n.]{1,40}:$")  # "Python:", a tab's label before its code
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,9 @@ def selected_program(selection: str, section: SectionResult) -> SelectedProgram 
         body = "\n".join(unit.text.split("\n")[1:-1])
         if wanted not in _squeezed(body):
             continue
-        before = [u for u in units[:index] if not _is_tab_label(u)]
+        before = units[: _group_start(units, index)]
+        while before and before[-1].kind == "label":
+            before.pop()
         parts: list[str] = []
         if before and before[-1].kind == "code" and not is_program(before[-1].text.split("\n", 1)[0]):
             parts.append(before.pop().text)  # the formula the program implements
@@ -89,8 +90,13 @@ def selected_program(selection: str, section: SectionResult) -> SelectedProgram 
     return None
 
 
-def _is_tab_label(unit: Unit) -> bool:
-    return unit.kind == "label" or (unit.kind == "prose" and _TAB_LABEL.match(unit.text.strip()) is not None)
+def _group_start(units: Sequence[Unit], index: int) -> int:
+    """Where the tabs holding the program at ``index`` start: before its label ("C++:") and the tabs
+    ahead of it ("Python:" and its program), so the prose introducing them all is what comes before."""
+    start = index - 1 if index >= 1 and is_tab_label(units, index - 1) else index
+    while start >= 2 and units[start - 1].kind == "code" and is_tab_label(units, start - 2):
+        start -= 2
+    return start
 
 
 def _word_stems(text: str) -> tuple[int, ...]:

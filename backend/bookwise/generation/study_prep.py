@@ -449,11 +449,12 @@ def _selected_program(
     selection: str, located: SectionResult | None, page_sections: Sequence[SectionResult]
 ) -> SelectedProgram | None:
     """The program of the page the selection lies in: looked for in the page's copy of the located
-    section, which is whole (the located one's text is the chunk that holds the selection)."""
+    section, which is whole up to the section budget, then in the located one, assembled around the
+    chunk that holds the selection (a later tab's program, left out of a long section's page copy)."""
     if located is None:
         return None
     whole = next((s for s in page_sections if s.section_id == located.section_id), located)
-    return selected_program(selection, whole)
+    return selected_program(selection, whole) or selected_program(selection, located)
 
 
 def _code_explanation(

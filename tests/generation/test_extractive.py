@@ -26,7 +26,8 @@ def scored(section: int, position: int, score: float, kinds: tuple[str, ...] = (
 
 
 def test_the_citation_follows_the_last_prose_and_never_enters_code() -> None:
-    assert cite("Run this:\n\n```sh\nnpm run build\n```", 2) == "Run this: [2]\n\n```sh\nnpm run build\n```"
+    built = "To build the site, run:\n\n```sh\nnpm run build\n```"
+    assert cite(built, 2) == "To build the site, run: [2]\n\n```sh\nnpm run build\n```"
     assert cite("| a |\n| - |\n| 1 |", 1) == "| a |\n| - |\n| 1 |\n\n[1]"
     assert cite("Steps:\n\n1. one\n2. two", 3).endswith("2. two [3]")
 
@@ -39,12 +40,16 @@ def test_the_citation_followed_a_tabs_label_over_its_code_regression() -> None:
     assert cite(introduced, 1) == (
         "The driver node converts each command into wheel speeds: [1]\n\nPython:\n\n```python\nx = 1\n```"
     )
+    # A tab quoted on its own: the citation follows its code.
+    assert cite("Python:\n\n```python\nx = 1\n```", 2) == "Python:\n\n```python\nx = 1\n```\n\n[2]"
 
 
 def test_passages_are_quoted_whole_as_markdown_blockquotes() -> None:
-    answer = passage_answer([Quoted(1, "Run this:\n\n```sh\nnpm run build\n```"), Quoted(2, "Done.")])
+    answer = passage_answer(
+        [Quoted(1, "To build the site, run:\n\n```sh\nnpm run build\n```"), Quoted(2, "Done.")]
+    )
     assert answer.startswith(EXTRACTIVE_LABEL)
-    assert "> Run this: [1]\n>\n> ```sh\n> npm run build\n> ```" in answer
+    assert "> To build the site, run: [1]\n>\n> ```sh\n> npm run build\n> ```" in answer
     assert "> Done. [2]" in answer
     assert cited_numbers(answer) == [1, 2]
     assert passage_answer([]) == NOT_COVERED

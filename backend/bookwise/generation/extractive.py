@@ -267,13 +267,13 @@ def _said_before(candidate: ScoredPassage, chosen: Sequence[ScoredPassage]) -> b
 
 
 def cite(markdown: str, n: int) -> str:
-    """The passage with its ``[n]`` after its last line of prose (code and tables stay untouched), not
-    after a tab's label when prose comes before it: "Python: [1]" over the code read as if the label
-    were what the book says. (A label alone is not told from a short lead such as "Run this:".)"""
+    """The passage with its ``[n]`` after its last line of prose (code and tables stay untouched), or at
+    its end when it has none. A tab's label ("Python:" over the code) is no prose: "Python: [1]" read
+    as if the label were what the book says. (A lead as short, "Run this:", is read as one too.)"""
     units = split_units(markdown)
-    prose = [i for i, u in enumerate(units) if u.kind in ("prose", "list", "label")]
-    said = [i for i in prose if not is_tab_label(units, i)]
-    prose = said or prose
+    prose = [
+        i for i, u in enumerate(units) if u.kind in ("prose", "list", "label") and not is_tab_label(units, i)
+    ]
     parts = [u.text for u in units]
     if prose:
         parts[prose[-1]] = f"{parts[prose[-1]]} [{n}]"

@@ -44,6 +44,15 @@ def test_the_citation_followed_a_tabs_label_over_its_code_regression() -> None:
     assert cite("Python:\n\n```python\nx = 1\n```", 2) == "Python:\n\n```python\nx = 1\n```\n\n[2]"
 
 
+def test_a_quoted_programs_first_lines_ended_in_an_empty_box_regression() -> None:
+    # A long program is stored in groups of lines; a group that ended at a blank line kept it.
+    grouped = "A robot runs its controller in a loop:\n\n```python\nclass PID:\n    pass\n\n\n```"
+    assert (
+        cite(grouped, 1)
+        == "A robot runs its controller in a loop: [1]\n\n```python\nclass PID:\n    pass\n```"
+    )
+
+
 def test_passages_are_quoted_whole_as_markdown_blockquotes() -> None:
     answer = passage_answer(
         [Quoted(1, "To build the site, run:\n\n```sh\nnpm run build\n```"), Quoted(2, "Done.")]

@@ -274,12 +274,23 @@ def cite(markdown: str, n: int) -> str:
     prose = [
         i for i, u in enumerate(units) if u.kind in ("prose", "list", "label") and not is_tab_label(units, i)
     ]
-    parts = [u.text for u in units]
+    parts = [_without_trailing_blank_lines(u.text) if u.kind == "code" else u.text for u in units]
     if prose:
         parts[prose[-1]] = f"{parts[prose[-1]]} [{n}]"
     else:
         parts.append(f"[{n}]")
     return "\n\n".join(parts)
+
+
+def _without_trailing_blank_lines(fence: str) -> str:
+    """A fenced block without the blank lines before its closing fence: a long program is stored in
+    groups of lines, and a group that ends at a blank line showed an empty box under the code."""
+    body, closing = fence.rstrip().rpartition("\n")[::2]
+    return (
+        f"{body.rstrip()}\n{closing}"
+        if closing.startswith(("```", "~~~")) and "\n" in fence.strip()
+        else fence
+    )
 
 
 def blockquote(markdown: str) -> str:

@@ -36,6 +36,10 @@ from bookwise.retrieval.topics import (
         ("Can I use S3? I think so.", ["S3"]),  # "I" is no name
         ("how do i deploy to firebase", []),  # typed in lower case: no names
         ("What does `Provider` do?", []),  # code spans are not read as names
+        # A question in Spanish was declined as one about "Qu": a word is a name whole or not at all,
+        # and "¿" opens a sentence.
+        ("¿Qué es la odometría? ¿Y el filtro de Kalman?", ["Kalman"]),
+        ("Can Müller's robot use SLAM?", ["SLAM"]),
     ],
 )
 def test_named_words(question: str, names: list[str]) -> None:

@@ -77,7 +77,8 @@ def holds_symbol(text: str, symbol: str) -> bool:
 
 
 # A word as a name is spelled: letters and digits, with inner dots, dashes, pluses or hashes (Node.js, C++).
-_NAME = re.compile(r"(?<![\w`])([A-Za-z][A-Za-z0-9+#.-]*[A-Za-z0-9+#])")
+# Whole words only: "Qué" is no name "Qu".
+_NAME = re.compile(r"(?<![\w`])([A-Za-z][A-Za-z0-9+#.-]*[A-Za-z0-9+#])(?!\w)")
 _SENTENCE_END = ".?!:"
 
 
@@ -95,7 +96,7 @@ def named_words(query: str) -> list[str]:
     found: list[str] = []
     for match in _NAME.finditer(query):
         word = match.group(1)
-        before = query[: match.start()].rstrip(" \"'(`")
+        before = query[: match.start()].rstrip(" \"'(`¿¡")
         starts_sentence = not before or before[-1] in _SENTENCE_END
         inner_capital = any(c.isupper() for c in word[1:])
         if inner_capital or (word[0].isupper() and not starts_sentence):

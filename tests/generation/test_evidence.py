@@ -160,6 +160,20 @@ def test_an_exercise_that_states_its_data_first_is_quoted_from_another_chapter_r
     assert "A robot with" not in " ".join(q.text for q in plan.quoted)
 
 
+def test_exercises_lead_only_when_the_question_asks_for_them(section: SectionFactory) -> None:
+    exercise = "1. What is the Kalman gain when `P⁻ = 0.04`?\n2. Why does the variance not depend on `z`?"
+    overview = "The Kalman filter chapter shows how to blend a prediction with measurements."
+    sources = [section("Module 2: Sensing", overview, 1), section("Exercises", exercise, 2)]
+    ranked = [
+        scored(0, overview, 0.9, coverage=0.6),
+        ScoredPassage(Passage(1, exercise, ("list",), 0), 0.7, dense=0.5, coverage=0.4),
+    ]
+    asked = plan_passages(ranked, sources, (), retrieval_sufficient=True, question="What are the exercises?")
+    assert [q.text for q in asked.quoted] == [exercise, overview]
+    other = plan_passages(ranked, sources, (), retrieval_sufficient=True, question="What does the filter do?")
+    assert [q.text for q in other.quoted] == [overview]
+
+
 def test_a_danger_box_is_quoted_after_the_answer_although_it_does_not_answer_regression(
     section: SectionFactory,
 ) -> None:

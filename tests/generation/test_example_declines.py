@@ -525,3 +525,15 @@ def test_a_greek_letter_asked_by_its_name_is_the_formulas_letter_regression(book
     answer = ask(book, "what is kappa in pure pursuit?")
     assert answer.kind == "extractive", answer.text
     assert answer.sources[0].heading == "Pure pursuit"
+
+
+def test_asking_for_a_chapters_exercises_quoted_the_books_welcome_regression(book: Answerer) -> None:
+    """ "What are the exercises in the Kalman chapter?" quoted the welcome page's chapter overview:
+    an exercise list is never quoted as an answer, even to a question asking for it. It leads now;
+    its solutions stay hidden."""
+    answer = ask(book, "What are the exercises in the Kalman chapter?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "Exercises"
+    assert answer.sources[0].page_url == "/docs/sensing/kalman-filter"
+    assert "What is the Kalman gain, and" in answer.flat
+    assert "Show solution" not in answer.text and "`K = 0.04 / 0.05 = 0.8`" not in answer.text

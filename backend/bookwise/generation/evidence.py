@@ -17,9 +17,11 @@ Whatever the scores, the book does not answer a question about something it neve
 (retrieval's ``asks_unknown``: "How does SLAM build a map of the room?" matched the frames passage
 on "map" and "room").
 
-A list of an exercise section is never quoted, whatever it says: an exercise that states its data
+A list of an exercise section is not quoted, whatever it says: an exercise that states its data
 before it asks reads as an answer to a question about that data. (Only its lists: a FAQ heading such
-as "Will having one state tree cause memory problems?" reads as an exercise heading.) A box that
+as "Will having one state tree cause memory problems?" reads as an exercise heading.) A question that
+asks for the exercises ("What are the exercises in the Kalman chapter?") is the exception: it leads
+with them, when they score near the best passage, and still never with their solutions. A box that
 warns (danger, warning, caution) is quoted after the best passage only when it holds the question's
 terms as well as that passage does: the wall question's answer went on to the lab's "Real motors are
 not simulations".
@@ -79,6 +81,11 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # plain text" asks about code blocks, and is answered as any question).
 _ASKS_FOR_CODE = re.compile(
     r"^(?:show|give|send)(?: me| us)?(?: the| some| a| its)? (?:code|snippet|implementation|listing)\b",
+    re.IGNORECASE,
+)
+# "What are the exercises in the Kalman chapter?", "any practice problems on PID?"
+_ASKS_FOR_EXERCISES = re.compile(
+    r"\b(?:exercises?|practice (?:problems?|questions?)|problems? to (?:solve|practi[cs]e)|homework)\b",
     re.IGNORECASE,
 )
 _FIRST_CELL = re.compile(r"^\|([^|\n]+)\|(?=[^\n]*\|)", re.MULTILINE)  # a table row's first cell
@@ -298,6 +305,14 @@ def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
     return fresh if said is None else _leading(said, fresh)
 
 
+def _exercises_first(fresh: list[ScoredPassage], asked_for: set[int]) -> list[ScoredPassage]:
+    """``fresh`` with the best passage of an exercise section first, when the question asks for the
+    exercises (``asked_for``: those sections) and it scores near the best one."""
+    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
+    exercise = next((p for p in near if p.passage.section in asked_for), None)
+    return fresh if exercise is None else _leading(exercise, fresh)
+
+
 def headed_by(heading: str, term: str) -> bool:
     """Whether ``heading`` names ``term`` and nothing else: "`trailingSlash`", "Odometry", "The
     wheel odometry model" for "wheel odometry model", or asks what it is: 'What is a "thunk"?'."""
@@ -324,11 +339,14 @@ def plan_passages(
     which asks about what the previous answers showed."""
     shown = _shown_before(history)
     exercises = {n for n, source in enumerate(sources) if is_exercise_section(source)}
-    quotable = [
-        p
-        for p in ranked
-        if not asks(p.passage.text) and not (p.passage.section in exercises and "list" in p.passage.kinds)
-    ]
+    asked_for = exercises if _ASKS_FOR_EXERCISES.search(question) else set()
+
+    def quotable_passage(p: ScoredPassage) -> bool:
+        if p.passage.section in asked_for:
+            return True
+        return not asks(p.passage.text) and not (p.passage.section in exercises and "list" in p.passage.kinds)
+
+    quotable = [p for p in ranked if quotable_passage(p)]
     fresh = [p for p in quotable if not shown or flat(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
     verdict = {"retrieval_sufficient": retrieval_sufficient, "names_unknown": names_unknown}
@@ -346,6 +364,7 @@ def plan_passages(
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
     lead = _code_first(_said_first(_definition_first(fresh, sources, question), question), question)
+    lead = _exercises_first(lead, asked_for)
     chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])
     order = list(dict.fromkeys(p.passage.section for p in chosen))
     best_of: dict[int, float] = {}

@@ -351,14 +351,35 @@ def spelled_apart(term: str) -> str:
 DEFINED_MAX_WORDS = 4  # "What is a step-by-step way to pick the gains…" asks for a method, not a definition
 
 
+# A question that is a term and nothing else ("pid?", "integral windup", "Kalman gain"), as typed into a
+# search box: at most this many words, letters and digits only.
+BARE_TERM_WORDS = 3
+_BARE_TERM = re.compile(r"^[^\W_][\w-]*(?: [^\W_][\w-]*)*$")
+
+
+def bare_term(question: str) -> str | None:
+    """``question`` when it is a term alone, asking what it is: "pid?" as "What is PID?". Not a word
+    that only asks or greets ("thanks", "why?"), nor a letter alone ("k")."""
+    text = " ".join(question.split()).rstrip("?.! ")
+    found = text.lower().split()
+    if not _BARE_TERM.match(text) or not 1 <= len(found) <= BARE_TERM_WORDS:
+        return None
+    if any(word in STOP_WORDS or word in GENERIC for word in found) or max(map(len, found)) < 3:
+        return None
+    return text
+
+
 def defined_terms(question: str) -> list[str]:
-    """The terms ``question`` asks the definition of: ["odometry"] for "What is odometry?"."""
+    """The terms ``question`` asks the definition of: ["odometry"] for "What is odometry?" and for
+    "odometry?"."""
     text = " ".join(question.split())
     difference = _DIFFERENCE.search(text)
     if difference is not None:
         found = [difference.group("a"), difference.group("b")]
     elif (asked := _DEFINITION.match(text)) is not None:
         found = [next(g for g in asked.groups() if g)]
+    elif (term := bare_term(text)) is not None:
+        found = [term]
     else:
         return []
     terms = [_ROLE.sub("", t).strip("` ") for t in found]

@@ -99,3 +99,30 @@ def test_a_reingest_is_searched_anew_never_served_the_old_generations_sections(
     assert retriever.embedder.model_id == model
     assert retriever.searched == ["odometry", "odometry"]
     retriever.close()
+
+
+def test_what_is_the_books_own_subject_missed_the_page_that_says_regression(
+    settings: Settings, make_site: SiteFactory
+) -> None:
+    """ "What is Docusaurus?" quoted "We provide official Docusaurus plugins.": every page names the
+    book's subject, so its own search ranks the pages that repeat it, and the introduction, whose
+    opening says what it is, was not among them."""
+    pages = {
+        f"docs/part{i}.md": f"## Rover part {i}\n\nRover Rover: the Rover wheel {i} of the Rover.\n"
+        for i in range(8)
+    }
+    pages["docs/index.md"] = (
+        "# Welcome\n\nRover is a small teaching robot built from cheap parts; this book explains how its "
+        "motors, sensors and controllers work together, one chapter at a time.\n\n## Next\n\nRead on.\n"
+    )
+    configured = settings.model_copy(update={"index_refresh_s": 0.0})
+    store = open_store(configured)
+    run_ingest(configured, read_site_config(make_site(pages)), embedder=HashEmbedder(), store=store)
+    retriever = retriever_of(configured, store)
+    try:
+        found = DefiningSections(capacity=8).of(retriever, "Rover")
+        opening = [s for s in found if (s.page_url, s.anchor) == ("/docs/", "")]
+        assert opening and opening[0].text.startswith("Rover is a small teaching robot")
+    finally:
+        retriever.close()
+        store.close()

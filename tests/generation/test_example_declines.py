@@ -537,3 +537,22 @@ def test_asking_for_a_chapters_exercises_quoted_the_books_welcome_regression(boo
     assert answer.sources[0].page_url == "/docs/sensing/kalman-filter"
     assert "What is the Kalman gain, and" in answer.flat
     assert "Show solution" not in answer.text and "`K = 0.04 / 0.05 = 0.8`" not in answer.text
+
+
+def test_what_is_a_kalman_filter_led_with_the_extended_filter_regression(book: Answerer) -> None:
+    """ "What is a Kalman filter?" led with the EKF section, whose heading holds the term, over the
+    page's opening, which says what the filter does: an opening has no heading of its own, and the
+    page's title ("The Kalman Filter") was not read as one."""
+    answer = ask(book, "What is a Kalman filter?")
+    assert answer.kind == "extractive", answer.text
+    assert (answer.sources[0].page_url, answer.sources[0].anchor) == ("/docs/sensing/kalman-filter", "")
+    assert "The Kalman filter combines the two into a single estimate" in answer.flat
+
+
+def test_a_term_typed_alone_quoted_the_tail_of_a_program_regression(book: Answerer) -> None:
+    """ "pid?" quoted the last two lines of `pid.py`: a term typed alone, as into a search box, asks
+    what it is, and the page says so in words."""
+    answer = ask(book, "pid?")
+    assert answer.kind == "extractive", answer.text
+    first_quote = answer.text.split("\n> ", 1)[1]
+    assert first_quote.startswith("The proportional-integral-derivative controller is")

@@ -120,6 +120,14 @@ def test_regression_noun_followed_by_a_verb_read_as_a_name_the_book_never_uses()
         ("What does the integral term do in a PID controller?", ["integral"]),
         ("What does the slug option do for versioned docs?", ["slug"]),
         ("What does the integral term do when the output saturates?", []),
+        # A term typed alone, as into a search box, asks what it is; chat and letters do not.
+        ("pid?", ["pid"]),
+        ("Kalman gain", ["Kalman gain"]),
+        ("integral windup.", ["integral windup"]),
+        ("thanks!", []),
+        ("k", []),
+        ("exclude tag pages from sitemap.xml", []),
+        ("tune the PID loop quickly now", []),
     ],
 )
 def test_the_terms_a_question_asks_the_definition_of(question: str, terms: list[str]) -> None:

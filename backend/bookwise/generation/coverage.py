@@ -54,6 +54,7 @@ MISSPELLING_MIN_LETTERS = 5  # "poem", "gzip", "SLAM" are never taken for misspe
 MISSPELLING_SUBSTITUTE_FROM = 7  # "retry" is not "retro"
 DEFINING_SEARCH = 5  # sections searched for the term a "what is" question asks about
 HEADED_SEARCH = 8  # sections headed by the term, looked up besides
+DEFINERS_ADDED = 2  # sections that define the term added to the search's, at most
 DEFINING_CACHE = 1024  # terms whose defining sections are kept, per retriever
 _SENTENCE = re.compile(r"(?<=[.!?:;,])\s+|\n+|[()\[\]|]")
 # British spellings as American ones: one word either way, which a reader writes as they were taught.
@@ -66,6 +67,12 @@ _AMERICAN = (
 _WORD = re.compile(r"[a-z0-9_]+")
 _QUOTED_TERM = re.compile(r"[\"“]([A-Za-z][A-Za-z -]{0,38}[A-Za-z])[\"”]")  # a "term", not "a sentence."
 # "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
+# A sentence that says what something is: "Docusaurus is a static-site generator", "🧐 An **action** is
+# a plain object"; the name, of up to four words, at the sentence's start.
+_SAYS_WHAT = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=\n))[^\w\n`]*(?:(?:The|A|An)\s+)?[*_`]*((?:[A-Za-z][\w+-]*(?:\.[\w+-]+)*\s?){1,4}?)[*_`]*"
+    r"\s+(?:is|are)\s+(?:a|an|the)\s"
+)
 _AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
 
 
@@ -84,6 +91,9 @@ class BookPhrases:
     # The sections headed by each run of stems ("Reducers", "Glossary › Reducer"), as (page URL,
     # anchor), a page's title standing for its opening: where a "what is" question's term is defined.
     headed: Mapping[tuple[int, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # The sections with a sentence that says what a run of stems is ("Docusaurus is a static-site
+    # generator"), pages' openings first: a term every page names is defined in one of them.
+    defined: Mapping[tuple[int, ...], tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -180,14 +190,19 @@ def book_phrases(retriever: Retriever) -> BookPhrases:
     labels += [term for c in chunks for term in _QUOTED_TERM.findall(c.text) if len(term.split()) <= 4]
     pages = {c.doc_path: f"{c.title} {c.description}" for c in chunks}
     headed: dict[tuple[int, ...], list[tuple[str, str]]] = {}
+    defined: dict[tuple[int, ...], list[tuple[str, str]]] = {}
     for c in chunks:
         place = (c.page_url, c.anchor)
         heading = c.heading_text if c.anchor else c.title
         if (key := stems(heading.lower())) and place not in headed.setdefault(key, []):
             headed[key].append(place)
+        for term in _SAYS_WHAT.findall(c.text):
+            if (key := stems(term.lower())) and place not in defined.setdefault(key, []):
+                defined[key].append(place)
     built = replace(
         BookPhrases.of([f"{c.heading_text}\n{c.text}" for c in chunks], labels, pages),
         headed={key: tuple(places) for key, places in headed.items()},
+        defined={key: tuple(sorted(places, key=lambda p: bool(p[1]))) for key, places in defined.items()},
     )
     with _books_lock:
         _books[retriever] = (version, built)
@@ -422,8 +437,7 @@ async def _defining_sections(
     known = {s.section_id for s in sources}
     for term in defined_terms(query):
         definers = await retriever.arun(functools.partial(_definers.of, retriever, term))
-        section = next((s for s in definers if s.section_id not in known), None)
-        if section is not None:
+        for section in [s for s in definers if s.section_id not in known][:DEFINERS_ADDED]:
             known.add(section.section_id)
             added.append(section)
     return added
@@ -463,8 +477,13 @@ class DefiningSections:
         found = [s for s in result.sections if _defines_term(s, term)]
         # A common term's search finds the sections that use it most ("Using a 'Reducer Manager'"),
         # not the one headed by it that defines it ("Reducers": "A **reducer** is a function …").
-        for page_url, anchor in book_phrases(retriever).headed.get(stems(term.lower()), ())[:HEADED_SEARCH]:
-            section = retriever.locate(page_url, heading_id=anchor or None, text=term)
+        book = book_phrases(retriever)
+        key = stems(term.lower())
+        # Then the sections headed by the term, and those that say what it is ("What is Docusaurus?":
+        # every page names it, the introduction says what it is).
+        places = [*book.headed.get(key, ())[:HEADED_SEARCH], *book.defined.get(key, ())[:HEADED_SEARCH]]
+        for page_url, anchor in dict.fromkeys(places):
+            section = retriever.locate(page_url, heading_id=anchor, text=term)
             if section is not None and section not in found and _defines_term(section, term):
                 found.append(section)
         # The search may have followed a re-ingest: its sections are that generation's.

@@ -303,13 +303,16 @@ class Retriever:
     def locate(self, page_url: str, *, heading_id: str | None, text: str) -> SectionResult | None:
         """The section of the reader's page that holds a selected passage: the selection's citation.
 
-        The heading id the widget found is tried first, then the page's section closest to the text.
+        The heading id the widget found is tried first ("" for the page's opening, above its first
+        heading), then the page's section closest to the text.
         """
         pages = page_paths(page_url)
         query = " ".join((text or heading_id or "").split())
         if not pages or not query:
             return None
-        attempts: list[Filters] = [{"page_url": pages, "anchor": [heading_id]}] if heading_id else []
+        attempts: list[Filters] = (
+            [{"page_url": pages, "anchor": [heading_id]}] if heading_id is not None else []
+        )
         attempts.append({"page_url": pages})
         for filters in attempts:
             found = self._run(query, 1, filters, probe_names=False).sections

@@ -11,6 +11,8 @@ passage answers' ranking (embedding the retrieved sections' passages) then count
 ``sources``.
 
 ``--workers 1,2`` runs every level once per worker count (``bookwise serve --workers N``).
+After each level the server's memory is read from /proc: resident (``VmRSS``) and its own
+(``RssAnon``, without the memory-mapped model and index files), summed over its workers.
 ``--code before=<dir>,after=<dir>`` compares checkouts in one run: one server per ``backend`` folder
 (its PYTHONPATH), all started first, then each level run against each in turn, so the machine's other
 load falls on both alike.
@@ -90,19 +92,49 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 1
     raise SystemExit(f"{url} did not come up")
 
 
-def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds so far of a process and its live descendants (Linux /proc; 0 elsewhere)."""
-    total, pending = 0.0, [pid]
+def tree_pids(pid: int) -> list[int]:
+    """A process and its live descendants (Linux /proc; the process alone elsewhere)."""
+    found, pending = [], [pid]
     while pending:
         current = pending.pop()
+        found.append(current)
         try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             for task in Path(f"/proc/{current}/task").iterdir():
                 pending += [int(child) for child in (task / "children").read_text().split()]
         except OSError:
             continue
+    return found
+
+
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds so far of a process and its live descendants (Linux /proc; 0 elsewhere)."""
+    total = 0.0
+    for current in tree_pids(pid):
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
+
+
+def tree_memory_mb(pid: int) -> dict[str, float]:
+    """Resident memory of a process and its live descendants, in MB: all of it (``VmRSS``), and the
+    part that is the processes' own (``RssAnon``), not file pages the kernel can reclaim (the model's
+    and the index's memory-mapped files; shared by the workers, so counted once per worker here).
+    Empty where /proc is missing."""
+    totals = {"rss": 0.0, "anon": 0.0}
+    for current in tree_pids(pid):
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            name, _, value = line.partition(":")
+            key = {"VmRSS": "rss", "RssAnon": "anon"}.get(name)
+            if key is not None:
+                totals[key] += int(value.split()[0]) / 1024
+    return {key: round(mb, 1) for key, mb in totals.items()} if totals["rss"] else {}
 
 
 async def refusal(response: aiohttp.ClientResponse) -> str:
@@ -355,6 +387,8 @@ def run_servers(
                 }
                 wave.workers, wave.code = workers, label
                 results.append(summary(wave))
+                memory = tree_memory_mb(api.pid)  # after the level: what the answers left in memory
+                results[-1] |= {f"server_{key}_mb": mb for key, mb in memory.items()}
                 results[-1]["load_average"] = round(os.getloadavg()[0], 1)  # others on the machine show here
                 if not args.json:
                     print_row(results[-1])
@@ -379,7 +413,8 @@ def print_row(r: dict[str, Any]) -> None:
         f"{r['answers_per_s']} answers/s  {r['answer_modes']}  load average {r['load_average']}  "
         f"CPU ms per answer: server {r['cpu_ms_per_answer_server']}, "
         f"fake LLM {r['cpu_ms_per_answer_fake_llm']}, "
-        f"load generator {r['cpu_ms_per_answer_client']}",
+        f"load generator {r['cpu_ms_per_answer_client']}  "
+        f"server memory {r.get('server_rss_mb', '-')} MB resident, {r.get('server_anon_mb', '-')} MB its own",
         flush=True,
     )
     if "reingest" in r:

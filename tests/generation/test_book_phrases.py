@@ -3,7 +3,7 @@ only as a verb."""
 
 from __future__ import annotations
 
-from bookwise.generation.coverage import BookPhrases, asks_about, spelling_variant
+from bookwise.generation.coverage import BookPhrases, asks_about, says_what, spelling_variant
 
 BOOK = BookPhrases.of(
     [
@@ -74,3 +74,13 @@ def test_american_and_british_spellings_are_one_word() -> None:
         ("color", "color"),
     ]:
         assert not spelling_variant(word, other)
+
+
+def test_the_names_a_book_says_what_they_are() -> None:
+    text = (
+        "🧐 Docusaurus is a **static-site generator**. It builds a site. A **reducer** is a function.\n"
+        "We think this is a bug, and Node.js is the runtime. Use it; the store is a plain object."
+    )
+    # Each at a sentence's start ("We think this" is one, and harmless: no question asks about it).
+    assert says_what(text) == ["Docusaurus", "reducer", "We think this"]
+    assert says_what("x" * 200 + ". Redux is a library for state.") == ["Redux"]

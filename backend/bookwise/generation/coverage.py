@@ -66,7 +66,6 @@ _AMERICAN = (
 )
 _WORD = re.compile(r"[a-z0-9_]+")
 _QUOTED_TERM = re.compile(r"[\"“]([A-Za-z][A-Za-z -]{0,38}[A-Za-z])[\"”]")  # a "term", not "a sentence."
-# "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
 # A sentence that says what something is: "Docusaurus is a static-site generator", "🧐 An **action** is
 # a plain object"; the name, of up to four words, at the sentence's start. Found from the verb back:
 # one pass over the text for "is a", then the few words before it (a scan of every sentence start
@@ -76,6 +75,8 @@ _NAME_BEFORE = re.compile(
     r"(?:[.!?]\s|\n)[^\w\n`]*(?:(?:The|A|An)\s+)?[*_`]*((?:[A-Za-z][\w+-]*(?:\.[\w+-]+)*\s?){1,4}?)[*_`]*$"
 )
 NAME_BEFORE_CHARS = 80  # looked back from "is a" for the sentence's start
+# "this" and "that" also stand alone before a verb ("that produces"): only articles and possessives here.
+_AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
 
 
 def says_what(text: str) -> list[str]:
@@ -88,9 +89,6 @@ def says_what(text: str) -> list[str]:
         if (name := _NAME_BEFORE.search(head)) is not None:
             found.append(name.group(1))
     return found
-
-
-_AFTER_DETERMINER = re.compile(r"\b(?:a|an|the|each|every|its|their|our|your|my)\s+([a-z0-9_]+)")
 
 
 @dataclass(frozen=True)

@@ -556,3 +556,15 @@ def test_a_term_typed_alone_quoted_the_tail_of_a_program_regression(book: Answer
     assert answer.kind == "extractive", answer.text
     first_quote = answer.text.split("\n> ", 1)[1]
     assert first_quote.startswith("The proportional-integral-derivative controller is")
+
+
+def test_a_summary_of_chapter_3_was_declined_regression(book: Answerer) -> None:
+    """ "Give me a summary of chapter 3" was declined: its one topic word with a number, "3", found
+    "Python 3.9 or newer". The book calls its third part "Module 3: Control", and the welcome page's
+    section of that name is its overview."""
+    answer = ask(book, "Give me a summary of chapter 3")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "Module 3: Control"
+    assert "Python 3.9" not in answer.text.split("\n\n")[1]
+    angles = ask(book, "What does module 1 say about angles?")  # a topic of its own: searched as asked
+    assert angles.sources[0].heading == "Pitfalls with angles"

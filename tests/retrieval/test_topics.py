@@ -16,6 +16,7 @@ from bookwise.retrieval.topics import (
     stems,
     symbols_named,
     topic_phrases,
+    with_parts_named,
     without_role,
 )
 
@@ -240,3 +241,29 @@ def test_a_text_writes_a_symbol_standing_alone(text: str, symbol: str, held: boo
 def test_a_symbol_is_something_to_look_up() -> None:
     assert names_a_topic("What is Q?")
     assert not names_a_topic("thanks!") and not names_a_topic("Why? A hello")
+
+
+MODULES = ["Module 1: Foundations", "Module 2: Sensing", "Module 3: Control", "PID Control", "Python 3.9"]
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("Give me a summary of chapter 3", "Give me a summary of Module 3: Control"),
+        ("What is chapter 2 about?", "What is Module 2: Sensing about?"),
+        ("what does module 1 cover", "what does Module 1: Foundations cover"),
+        # A topic of its own: the part only says where, and searching its label finds its overview.
+        ("What does module 1 say about angles?", "What does module 1 say about angles?"),
+        ("What is chapter 7 about?", "What is chapter 7 about?"),  # no such part
+    ],
+)
+def test_a_part_of_the_book_named_by_its_number_is_searched_as_the_book_labels_it(
+    question: str, searched: str
+) -> None:
+    assert with_parts_named(question, MODULES) == searched
+
+
+def test_a_number_several_labels_hold_is_the_one_that_also_holds_the_word_asked() -> None:
+    labels = ["Part 3: Hooks", "Chapter 3: State", "Chapter 4: Effects"]
+    assert with_parts_named("summarize chapter 3", labels) == "summarize Chapter 3: State"
+    assert with_parts_named("summarize unit 3", labels) == "summarize unit 3"  # neither says "unit"

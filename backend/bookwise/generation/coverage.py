@@ -25,9 +25,11 @@ from bookwise.retrieval.topics import (
     PHRASE_WORDS,
     defined_terms,
     letters_named,
+    names_a_numbered_part,
     stems,
     topic_phrases,
     topic_words,
+    with_parts_named,
     without_role,
 )
 
@@ -437,6 +439,10 @@ async def spelled_search(
     """``search(query)``, searched again as the book spells it when ``query`` misspells its words
     (``respelled``): the query searched and its result. The chat and the MCP ``search`` tool both
     search this way, so an agent's ``covered`` agrees with the chat."""
+    if names_a_numbered_part(query):  # "chapter 3" is searched as the book labels it
+        outlines = await retriever.arun(retriever.outlines)
+        labels = (label for page in outlines.values() for label in (*page.group, page.title))
+        query = with_parts_named(query, labels)
     result = await search(query)
     spelled = await respelled(retriever, query, result)
     return (query, result) if spelled == query else (spelled, await search(spelled))

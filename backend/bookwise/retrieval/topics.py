@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from bookwise.index.sparse import Bm25Encoder
 from bookwise.retrieval.snippets import STOP_WORDS, words
@@ -341,6 +341,43 @@ def letters_named(query: str, holds: Callable[[str], bool]) -> str:
         return next((symbol for symbol in (small, small.upper()) if holds(symbol)), name)
 
     return _GREEK_NAME.sub(letter, query)
+
+
+# "chapter 3", "Module 2", "part 1": a part of the book named by its number.
+_NUMBERED_PART = re.compile(r"\b(chapter|module|part|unit|lesson|week)\s+(\d{1,2})\b", re.IGNORECASE)
+
+
+def names_a_numbered_part(query: str) -> bool:
+    return _NUMBERED_PART.search(query) is not None
+
+
+# What a question asks of a part of the book as a whole: "Give me a summary of chapter 3", "What does
+# module 2 cover?".
+_ABOUT_A_PART = frozenset(
+    "give me say says cover covers covered contain contains teach teaches overview recap".split()
+)
+
+
+def with_parts_named(query: str, labels: Iterable[str]) -> str:
+    """``query`` with the part of the book it names by number ("chapter 3") written as the book labels
+    that part ("Module 3: Control"), when it asks about the part as a whole and one label (of its
+    modules, chapters and page titles) holds that number, or one of several also holds the word
+    asked: "Give me a summary of chapter 3" found "Python 3.9 or newer" on the number alone, and the
+    modules' overview as "… of Module 3: Control". "What does module 1 say about angles?" asks about
+    angles: searched as asked, it finds them; as "Module 1: Foundations", that module's overview."""
+    rest = topic_words(_NUMBERED_PART.sub(" ", query)) - _ABOUT_A_PART
+    if rest:
+        return query
+    named = [label for label in dict.fromkeys(labels) if label]
+
+    def label(match: re.Match[str]) -> str:
+        word, number = match.group(1).lower(), match.group(2)
+        numbered = [n for n in named if re.search(rf"(?<![\d.]){number}(?![\d.])", n)]
+        same_word = [n for n in numbered if word in n.lower()]
+        found = numbered if len(numbered) == 1 else same_word
+        return found[0] if len(found) == 1 else match.group(0)
+
+    return _NUMBERED_PART.sub(label, query)
 
 
 def spelled_apart(term: str) -> str:

@@ -568,3 +568,12 @@ def test_a_summary_of_chapter_3_was_declined_regression(book: Answerer) -> None:
     assert "Python 3.9" not in answer.text.split("\n\n")[1]
     angles = ask(book, "What does module 1 say about angles?")  # a topic of its own: searched as asked
     assert angles.sources[0].heading == "Pitfalls with angles"
+
+
+def test_what_does_tu_stand_for_was_declined_regression(book: Answerer) -> None:
+    """ "What does Tu stand for?" was declined: "stand" was a word the passage had to hold, and the
+    Ziegler–Nichols passage ("the period `Tu` of that oscillation") held half the question's terms."""
+    answer = ask(book, "What does Tu stand for?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "Tuning from the ultimate gain"
+    assert "the period `Tu` of that oscillation" in answer.flat

@@ -16,6 +16,8 @@ from bookwise.retrieval.topics import (
     stems,
     symbols_named,
     topic_phrases,
+    topic_text,
+    topic_words,
     with_parts_named,
     without_role,
 )
@@ -267,3 +269,9 @@ def test_a_number_several_labels_hold_is_the_one_that_also_holds_the_word_asked(
     labels = ["Part 3: Hooks", "Chapter 3: State", "Chapter 4: Effects"]
     assert with_parts_named("summarize chapter 3", labels) == "summarize Chapter 3: State"
     assert with_parts_named("summarize unit 3", labels) == "summarize unit 3"  # neither says "unit"
+
+
+def test_stand_for_asks_what_a_name_means_and_stand_out_names_something() -> None:
+    assert topic_words("What does Tu stand for?") == {"tu"}
+    assert topic_text("What does Tu stand for?") == "Tu"
+    assert "stand" in topic_words("Can untranslated strings stand out on the site?")

@@ -26,8 +26,12 @@ GENERIC = frozenset(
 )
 
 
+# "What does Tu stand for?" asks what it means, as "mean" does; "make them stand out" names something.
+_STANDS_FOR = re.compile(r"\bstands?\s+for\b", re.IGNORECASE)
+
+
 def topic_words(text: str) -> set[str]:
-    return words(text) - GENERIC
+    return words(_STANDS_FOR.sub(" ", text)) - GENERIC
 
 
 def names_a_topic(question: str) -> bool:
@@ -48,7 +52,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 
 def topic_text(query: str) -> str:
     """The query without its stop and generic words; single letters stay ("R", "Q" are symbols)."""
-    kept = [t for t in _TOKEN.findall(query) if t.lower() not in GENERIC and t.lower() not in STOP_WORDS]
+    tokens = _TOKEN.findall(_STANDS_FOR.sub(" ", query))
+    kept = [t for t in tokens if t.lower() not in GENERIC and t.lower() not in STOP_WORDS]
     return " ".join(kept) or query
 
 

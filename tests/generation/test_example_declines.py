@@ -577,3 +577,13 @@ def test_what_does_tu_stand_for_was_declined_regression(book: Answerer) -> None:
     assert answer.kind == "extractive", answer.text
     assert answer.sources[0].heading == "Tuning from the ultimate gain"
     assert "the period `Tu` of that oscillation" in answer.flat
+
+
+def test_what_does_theta_mean_led_with_code_that_names_it_regression(book: Answerer) -> None:
+    """ "What does theta mean in the pose?" led with `transforms.py`, whose tuples are `(x, y, theta)`:
+    the pose's definition writes the letter, "`(x, y, θ)`: … the rotation angle of its `x` axis", and
+    held only half the question's words. A Greek letter asked by its name is held where it is written."""
+    answer = ask(book, "What does theta mean in the pose?")
+    assert answer.kind == "extractive", answer.text
+    first = answer.text.split("\n\n")[1]
+    assert "the rotation angle of its `x` axis" in first and "```" not in first

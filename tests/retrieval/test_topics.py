@@ -6,6 +6,7 @@ import pytest
 
 from bookwise.retrieval.topics import (
     defined_terms,
+    greek_letters_asked,
     holds_symbol,
     is_symbol,
     joined_forms,
@@ -275,3 +276,9 @@ def test_stand_for_asks_what_a_name_means_and_stand_out_names_something() -> Non
     assert topic_words("What does Tu stand for?") == {"tu"}
     assert topic_text("What does Tu stand for?") == "Tu"
     assert "stand" in topic_words("Can untranslated strings stand out on the site?")
+
+
+def test_the_greek_letters_a_question_names() -> None:
+    assert greek_letters_asked("What does Theta mean, and omega?") == {"theta": "θ", "omega": "ω"}
+    assert greek_letters_asked("What is the beta version?") == {"beta": "β"}
+    assert greek_letters_asked("What is a thetastic pose?") == {}

@@ -50,6 +50,7 @@ from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import (
+    greek_letters_asked,
     holds_symbol,
     joined_forms,
     named_words,
@@ -500,6 +501,12 @@ class Retriever:
         symbols = {symbol: set(self._sparse.query(symbol).indices) for symbol in symbols_named(query)}
         # "How long…" is held by a passage that states a duration or a length ("Allow about an hour").
         measures = {word: set(self._sparse.query(word).indices) for word in measures_asked(query)}
+        # A Greek letter asked by its name is held by a passage that writes the letter: "What does
+        # theta mean in the pose?" is answered by "a **pose** `(x, y, θ)`: … the rotation angle".
+        letters = {
+            letter: set(self._sparse.query(name).indices)
+            for name, letter in greek_letters_asked(query).items()
+        }
 
         def terms(text: str) -> set[int]:
             found = set(self._passage_terms(text))
@@ -508,6 +515,9 @@ class Retriever:
                     found -= ids
             for word, ids in measures.items():
                 if states_measure(text, word):
+                    found |= ids
+            for letter, ids in letters.items():
+                if letter in text or letter.upper() in text:
                     found |= ids
             return found
 

@@ -334,6 +334,11 @@ GREEK = frozenset(c for small in GREEK_LETTERS.values() for c in (small, small.u
 _GREEK_NAME = re.compile(rf"\b(?:{'|'.join(GREEK_LETTERS)})\b", re.IGNORECASE)
 
 
+def greek_letters_asked(query: str) -> dict[str, str]:
+    """The Greek letters ``query`` names by their names, name → small letter: {"theta": "θ"}."""
+    return {name.lower(): GREEK_LETTERS[name.lower()] for name in _GREEK_NAME.findall(query)}
+
+
 def letters_named(query: str, holds: Callable[[str], bool]) -> str:
     """``query`` with each Greek letter's name ("kappa") written as the letter (κ) where ``holds``
     the letter but not the name: "what is kappa here?" asks about the formula's κ."""

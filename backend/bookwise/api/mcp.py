@@ -349,8 +349,7 @@ class BookTools:
                     outcome="answered" if covered else "not_covered",
                     evidence=result.sufficiency.score,
                     cited=tuple(
-                        CitedSection(s.page_url, s.anchor or None, s.heading_text or s.title)
-                        for s in result.sections
+                        CitedSection(s.page_url, s.anchor or None, s.known_as) for s in result.sections
                     ),
                 )
             )

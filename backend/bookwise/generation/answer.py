@@ -540,6 +540,6 @@ class Answerer:
     @staticmethod
     def _widen_from_selection(prepared: Prepared) -> Widen:
         if prepared.located:
-            heading = prepared.sources[0].heading_text or prepared.sources[0].title
+            heading = prepared.sources[0].known_as
             return Widen(scope="section", label=f"Ask about the whole section “{heading}”")
         return Widen(scope="book", label="Ask the whole book")

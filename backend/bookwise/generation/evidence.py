@@ -222,20 +222,20 @@ def _definition_first(
     near = [p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN]
 
     def says_it(p: ScoredPassage) -> bool:
-        heading = _heading(sources[p.passage.section])
+        heading = sources[p.passage.section].known_as
         return any(defines(p.passage.text, heading, False, term, strict=True) for term in terms)
 
     def says_it_under_it(p: ScoredPassage) -> bool:
-        heading = stems(_heading(sources[p.passage.section]))
+        heading = stems(sources[p.passage.section].known_as)
         return any(_within(stems(term), heading) for term in terms) and says_it(p)
 
     def opens_its_reference(p: ScoredPassage) -> bool:
-        heading = _heading(sources[p.passage.section])
+        heading = sources[p.passage.section].known_as
         opening = p.passage.position == openings.get(p.passage.section)
         return opening and any(headed_by(heading, term) for term in terms)
 
     def opens_a_section_on_it(p: ScoredPassage) -> bool:
-        heading = _heading(sources[p.passage.section])
+        heading = sources[p.passage.section].known_as
         first = p.passage.position == firsts[p.passage.section]
         return any(defines(p.passage.text, heading, first, term) for term in terms)
 
@@ -250,12 +250,6 @@ def _definition_first(
             if test(p):
                 return _leading(p, fresh)
     return fresh
-
-
-def _heading(source: SectionResult) -> str:
-    """A section's heading; a page's opening, which has none, is headed by the page's title ("The
-    Kalman Filter" opens with what the filter is)."""
-    return source.heading_text or source.title
 
 
 def _first_positions(passages: Iterable[ScoredPassage]) -> dict[int, int]:

@@ -123,7 +123,7 @@ def _label(action: str) -> str:
 
 
 def _heading(source: SectionResult) -> str:
-    return plain_text(source.heading_text or source.title, code_spans(source.heading))
+    return plain_text(source.known_as, code_spans(source.heading))
 
 
 def _link(source: SectionResult) -> str:

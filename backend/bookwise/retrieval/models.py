@@ -141,6 +141,11 @@ class SectionResult:
         object.__setattr__(self, "page_url", site_url(self.page_url))
         object.__setattr__(self, "anchor", anchor_of(self.anchor))
 
+    @property
+    def known_as(self) -> str:
+        """The heading the section is known by: a page's opening, which has none, by the page's title."""
+        return self.heading_text or self.title
+
     def to_source(self) -> dict[str, Any]:
         """The public source object (API, CLI --json); ``text`` is kept for the prompt only. Text
         fields are plain text here, on output: inside, ``heading`` stays as written (the eval

@@ -587,3 +587,13 @@ def test_what_does_theta_mean_led_with_code_that_names_it_regression(book: Answe
     assert answer.kind == "extractive", answer.text
     first = answer.text.split("\n\n")[1]
     assert "the rotation angle of its `x` axis" in first and "```" not in first
+
+
+def test_slowing_down_before_a_sharp_turn_was_declined_regression(book: Answerer) -> None:
+    """ "How do I slow down before a sharp turn?" was declined as a question about a "sharp turn" the
+    book never mentions, with "Slowing down for curves and stops" first among the closest sections: the
+    book says "how sharply to turn", which BM25 stems apart from "sharp"."""
+    answer = ask(book, "How do I slow down before a sharp turn?")
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "Slowing down for curves and stops"
+    assert "skid on tight curves" in answer.flat

@@ -6,6 +6,7 @@ import pytest
 
 from bookwise.retrieval.topics import (
     defined_terms,
+    derived_forms,
     greek_letters_asked,
     holds_symbol,
     is_symbol,
@@ -282,3 +283,24 @@ def test_the_greek_letters_a_question_names() -> None:
     assert greek_letters_asked("What does Theta mean, and omega?") == {"theta": "θ", "omega": "ω"}
     assert greek_letters_asked("What is the beta version?") == {"beta": "β"}
     assert greek_letters_asked("What is a thetastic pose?") == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "word", "form"),
+    [
+        ("How do I slow down before a sharp turn?", "sharp", "sharply"),
+        ("Why does the loop oscillate?", "oscillate", "oscillatory"),
+        ("How accurate is the encoder?", "accurate", "accuracy"),
+        ("Is the filter stable?", "stable", "stability"),
+        ("Why is my sensor noisy?", "noisy", "noise"),
+        ("Why does it turn so sharply?", "sharply", "sharp"),
+    ],
+)
+def test_a_word_is_held_in_the_forms_derived_from_it(question: str, word: str, form: str) -> None:
+    assert form in derived_forms(question)[word]
+
+
+def test_a_short_stem_has_no_derived_forms() -> None:
+    # "apply" is not "app" with -ly, nor "copy" "cope".
+    assert "app" not in derived_forms("How do I apply a patch?").get("apply", ())
+    assert "cope" not in derived_forms("How do I copy a file?").get("copy", ())

@@ -50,6 +50,7 @@ from bookwise.retrieval.rerank import LearnedReranker, Reranker, create_learned_
 from bookwise.retrieval.snippets import make_snippet
 from bookwise.retrieval.sufficiency import decide, signals
 from bookwise.retrieval.topics import (
+    derived_forms,
     greek_letters_asked,
     holds_symbol,
     joined_forms,
@@ -97,14 +98,24 @@ def page_paths(page_url: str) -> list[str]:
     return sorted({trimmed, trimmed if trimmed == "/" else trimmed + "/"})
 
 
+def _merged(*forms: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """One word's other forms from several sources (``joined_forms``, ``derived_forms``), each once."""
+    merged: dict[str, tuple[str, ...]] = {}
+    for mapping in forms:
+        for word, found in mapping.items():
+            merged[word] = tuple(dict.fromkeys([*merged.get(word, ()), *found]))
+    return merged
+
+
 def _absent_words(
     probed: Sequence[str],
-    joined: Mapping[str, Sequence[str]],
+    forms: Mapping[str, Sequence[str]],
     terms: Mapping[str, Sequence[int]],
     held: Callable[[Sequence[int]], bool],
 ) -> list[str]:
-    """The ``probed`` words whose terms are not ``held``, nor those of any of their ``joined`` forms:
-    "winding" is not absent from a book that says "windup". A word without terms is never absent."""
+    """The ``probed`` words whose terms are not ``held``, nor those of any of their other ``forms``:
+    "winding" is not absent from a book that says "windup", nor "sharp" from one that says "sharply". A
+    word without terms is never absent."""
 
     def found(word: str) -> bool:
         return bool(terms[word]) and held(terms[word])
@@ -112,7 +123,7 @@ def _absent_words(
     return [
         word
         for word in probed
-        if terms[word] and not found(word) and not any(map(found, joined.get(word, ())))
+        if terms[word] and not found(word) and not any(map(found, forms.get(word, ())))
     ]
 
 
@@ -135,11 +146,11 @@ def _book_forms(
 
 
 def _probe_terms(
-    sparse: Bm25Encoder, probed: Sequence[str], joined: Mapping[str, Sequence[str]]
+    sparse: Bm25Encoder, probed: Sequence[str], forms: Mapping[str, Sequence[str]]
 ) -> dict[str, tuple[int, ...]]:
-    """The sparse terms of each probed word and of its joined forms."""
-    forms = (form for word in probed for form in joined.get(word, ()))
-    return {word: tuple(sparse.query(word).indices) for word in dict.fromkeys([*probed, *forms])}
+    """The sparse terms of each probed word and of its other forms."""
+    others = (form for word in probed for form in forms.get(word, ()))
+    return {word: tuple(sparse.query(word).indices) for word in dict.fromkeys([*probed, *others])}
 
 
 def _break_ties(hits: HybridHits) -> list[Hit]:
@@ -374,7 +385,8 @@ class Retriever:
         dense, sparse = self._encode(query)
         probed = probed_words(query) if probe_names else []
         joined = joined_forms(query) if probe_names else {}
-        names = _probe_terms(self._sparse, probed, joined)
+        forms = _merged(joined, derived_forms(query)) if probe_names else {}
+        names = _probe_terms(self._sparse, probed, forms)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
         mark = time.perf_counter()
@@ -408,7 +420,7 @@ class Retriever:
         def held(terms: Sequence[int]) -> bool:
             return not hits.unmatched_terms.issuperset(terms)
 
-        absent = _absent_words(probed, joined, names, held)
+        absent = _absent_words(probed, forms, names, held)
         central = self._central_words(dense, absent)
         named = set(named_words(query))
         timings["total"] = (time.perf_counter() - started) * 1000
@@ -431,9 +443,9 @@ class Retriever:
         never writes: "Q" for "what is Q?" and a paragraph on the gain K."""
         symbols = [symbol for symbol in symbols_named(query) if not holds_symbol(text, symbol)]
         held = set(self._sparse.document(text).indices)
-        probed, joined = probed_words(query), joined_forms(query)
-        terms = _probe_terms(self._sparse, probed, joined)
-        absent = _absent_words(probed, joined, terms, lambda word_terms: not held.isdisjoint(word_terms))
+        probed, forms = probed_words(query), _merged(joined_forms(query), derived_forms(query))
+        terms = _probe_terms(self._sparse, probed, forms)
+        absent = _absent_words(probed, forms, terms, lambda word_terms: not held.isdisjoint(word_terms))
         if not absent:
             return tuple(symbols)
         vector = self._queries.embed(" ".join(query.split()))

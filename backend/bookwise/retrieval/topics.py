@@ -144,6 +144,33 @@ def joined_forms(query: str) -> dict[str, tuple[str, ...]]:
     return forms
 
 
+# Endings that derive one word from another where Snowball's stems stay apart: "sharp" and "sharply",
+# "oscillate" and "oscillatory", "accurate" and "accuracy", "stable" and "stability", "noisy" and
+# "noise". Each pair goes both ways; the stem left must keep ``_DERIVED_STEM_LETTERS`` letters.
+_DERIVATIONS = (("", "ly"), ("e", "ory"), ("e", "ive"), ("ate", "acy"), ("le", "ility"), ("y", "e"))
+_DERIVED_STEM_LETTERS = 4
+
+
+def derived_forms(query: str) -> dict[str, tuple[str, ...]]:
+    """For each probed word of ``query`` (``probed_words``), the words derived from it or it from them
+    that BM25 stems apart: "How do I slow down before a sharp turn?" is answered by a book that says
+    "how sharply to turn". A word is absent from the book only when these are too."""
+    forms: dict[str, tuple[str, ...]] = {}
+    for word in probed_words(query):
+        lower = word.lower()
+        if not lower.isalpha():
+            continue
+        derived = [
+            lower[: len(lower) - len(ending)] + other
+            for plain, made in _DERIVATIONS
+            for ending, other in ((plain, made), (made, plain))
+            if lower.endswith(ending) and len(lower) - len(ending) >= _DERIVED_STEM_LETTERS
+        ]
+        if found := tuple(dict.fromkeys(f for f in derived if f != lower)):
+            forms[word] = found
+    return forms
+
+
 # A run of a question's words names one thing when two or three of them stand together with no stop
 # word, generic word, punctuation or hyphenated word between them: "model predictive controller",
 # "particle filter". Longer runs are clauses ("wheel overshot wildly once"), not names.

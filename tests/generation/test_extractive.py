@@ -305,3 +305,30 @@ def test_ask_on_a_code_block_showed_its_lines_as_a_bullet_list_regression(sectio
     assert selection_answer("How do I tune a Kalman filter?", selection) is None
     prose = section("Feeding", "Quokkas eat leaves at night.\nThey rarely drink water.")
     assert "```" not in (selection_answer("Explain this", prose) or "")
+
+
+def test_which_sensor_works_best_was_cut_to_the_one_row_it_rules_out_regression() -> None:
+    """ "Which range sensor works best outdoors in sunlight?" was cut to the depth camera row, the one
+    sharing most words ("range", "sunlight": its weakness). A question that weighs the rows against
+    each other keeps the table whole; one that asks about a row is still cut to it."""
+    table = "\n".join(
+        [
+            "| Sensor | Typical range | Main weaknesses |",
+            "| --- | --- | --- |",
+            "| Ultrasonic (sonar) | 0.02 to 4 m | wide beam |",
+            "| Infrared time-of-flight | 0.03 to 2 m | sunlight, dark surfaces |",
+            "| 2D scanning lidar | 0.15 to 12 m | glass, mirrors |",
+            "| Depth camera | about 1% of range at 1 m | sunlight, featureless walls |",
+            "| GNSS (consumer) | global, outdoors only | buildings, trees |",
+        ]
+    )
+    for question in (
+        "Which range sensor works best outdoors in sunlight?",
+        "Which is the most accurate sensor?",
+        "What are the pros and cons of each sensor?",
+        "Which sensor has the longest range?",
+    ):
+        assert rows_asked_about(table, question) == table, question
+    assert "Ultrasonic" not in rows_asked_about(table, "What is the typical range of a depth camera?")
+    named = rows_asked_about(table, "Is sonar better than lidar?")
+    assert "Ultrasonic" in named and "2D scanning lidar" in named and "Depth camera" not in named

@@ -98,16 +98,31 @@ def asks(text: str) -> bool:
     return questions * 2 > len(said)
 
 
+# A question that weighs the rows against each other ("Which range sensor works best outdoors?", "the
+# cheapest", "compare"): its answer is in the rows it does not match as much as in those it does.
+_WEIGHS_ROWS = re.compile(
+    r"\b(?:best|worst|better|worse|most|least|compared?|comparison|versus|vs|pros|cons|trade-?offs?"
+    r"|(?:fast|slow|cheap|long|short|high|low|larg|small|near|strong|weak|simpl|eas|hard|saf|quick|"
+    r"accurat|precis|clos|light|heavi)(?:er|est))\b",
+    re.IGNORECASE,
+)
+
+
 def rows_asked_about(markdown: str, question: str) -> str:
     """The passage with each long table (more than ``LONG_TABLE_ROWS`` rows) cut to its header and
     the rows that share most words with the question, and a "…" row for the others: "Why are my
     last-updated dates wrong on CI?" quoted 30 rows of plugin options to show one. A table where no
     row stands out (none shares ``MIN_ROW_WORDS`` words, or most rows match or are named by the
-    question) is quoted whole."""
+    question) is quoted whole, and so is a table whose rows a question weighs against each other
+    without naming any ("Which range sensor works best outdoors in sunlight?" was cut to the depth
+    camera, whose weakness is sunlight; "Is sonar better than lidar?" keeps their two rows)."""
     wanted = words(question)
+    weighs = bool(_WEIGHS_ROWS.search(question))
     units = split_units(markdown)
     cut = [
-        "\n".join(_matching_rows(unit.text.split("\n"), wanted)) if unit.kind == "table" else unit.text
+        "\n".join(_matching_rows(unit.text.split("\n"), wanted, weighs))
+        if unit.kind == "table"
+        else unit.text
         for unit in units
     ]
     if cut == [unit.text for unit in units]:
@@ -115,7 +130,7 @@ def rows_asked_about(markdown: str, question: str) -> str:
     return "\n\n".join(cut)
 
 
-def _matching_rows(table: list[str], wanted: set[str]) -> list[str]:
+def _matching_rows(table: list[str], wanted: set[str], weighs: bool) -> list[str]:
     header, body = table[:2], table[2:]
     if len(body) <= LONG_TABLE_ROWS or len(header) < 2 or not DELIMITER_ROW.match(header[1]):
         return table
@@ -124,6 +139,8 @@ def _matching_rows(table: list[str], wanted: set[str]) -> list[str]:
     # A row the question names (a word of its first cell: "how do sonar, an infrared ToF sensor and a
     # 2D lidar compare?") is kept whatever else it shares: a comparison keeps its table whole.
     named = [bool(words(row.strip().strip("|").split("|")[0]) & wanted) for row in body]
+    if weighs and not any(named):
+        return table
     kept = [row for row, n, name in zip(body, shared, named, strict=True) if n >= bar or name]
     if not kept or len(kept) * 2 > len(body):
         return table

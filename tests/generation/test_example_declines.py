@@ -597,3 +597,25 @@ def test_slowing_down_before_a_sharp_turn_was_declined_regression(book: Answerer
     assert answer.kind == "extractive", answer.text
     assert answer.sources[0].heading == "Slowing down for curves and stops"
     assert "skid on tight curves" in answer.flat
+
+
+def test_how_do_i_fix_this_widened_to_the_section_was_declined_regression(book: Answerer) -> None:
+    """With "… Its weakness is noise." selected in the Derivative section and the question widened to
+    its section, "How do I fix this?" said the section does not answer: its passages were ranked by a
+    question that names nothing, though the section ends "Derivative terms are almost always low-pass
+    filtered for this reason". A question with no topic of its own is about the selection."""
+    selected = (
+        "The D term responds to how fast the error is changing, acting like a damper that brakes the "
+        "response before it overshoots. Its weakness is noise."
+    )
+    answer = ask(
+        book,
+        "How do I fix this?",
+        mode="selected_text",
+        selected_text=selected,
+        page=Page(url=PID_PAGE, heading_id="derivative"),
+        scope="section",
+    )
+    assert answer.kind == "extractive", answer.text
+    assert "low-pass filtered for this reason" in answer.flat
+    assert [source.heading for source in answer.sources] == ["Derivative"]

@@ -230,8 +230,10 @@ class Answerer:
         self, request: ChatRequest, question: str, scope: Scope, selection: str
     ) -> SearchQuery:
         """What is searched: in the book, the question made standalone (or widened from a selection);
-        in a selection or its section, the question as asked."""
-        if scope != "book":
+        in a selection, the question as asked; in a selection's section, the question, or the selection
+        for one that names no topic of its own ("how do I fix this?" ranks the section's passages by
+        what the selection is about)."""
+        if scope == "selection" or (scope == "section" and not selection):
             return SearchQuery(question, rewritten=False, method="as_asked")
         if selection:
             # Widened from a selection: the reader's question is searched; the selection only fills

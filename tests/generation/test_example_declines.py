@@ -619,3 +619,13 @@ def test_how_do_i_fix_this_widened_to_the_section_was_declined_regression(book: 
     assert answer.kind == "extractive", answer.text
     assert "low-pass filtered for this reason" in answer.flat
     assert [source.heading for source in answer.sources] == ["Derivative"]
+
+
+def test_kalman_gain_formula_quoted_what_the_gain_does_not_its_formula_regression(book: Answerer) -> None:
+    """ "kalman gain formula" quoted "The **Kalman gain** `K` is between 0 and 1…" first: the update
+    that gives it, "K = P⁻ / (P⁻ + R)", says "gain" nowhere. A question that asks for a formula leads
+    with a passage that writes one, when it scores near the best."""
+    answer = ask(book, "kalman gain formula")
+    assert answer.kind == "extractive", answer.text
+    first = answer.text.split("\n\n")[1]
+    assert "K  = P⁻ / (P⁻ + R)" in first, first

@@ -1,10 +1,10 @@
-"""A question asking for a measure ("how long", "how often") and the passages that state one."""
+"""A question asking for a measure ("how long", "how often") or a formula, and the passages that state one."""
 
 from __future__ import annotations
 
 import pytest
 
-from bookwise.retrieval.measures import measures_asked, states_measure
+from bookwise.retrieval.measures import asks_for_formula, measures_asked, states_measure, writes_formula
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,34 @@ def test_the_measure_a_question_asks_for(question: str, asked: list[str]) -> Non
 )
 def test_a_passage_states_the_measure_or_not(text: str, word: str, states: bool) -> None:
     assert states_measure(text, word) is states
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("kalman gain formula", True),
+        ("What is the formula for the curvature in pure pursuit?", True),
+        ("What's the equation for odometry?", True),
+        ("What equations does the EKF use?", True),
+        ("What is a step-by-step way to pick the gains by experiment, without any formulas?", False),
+        ("Should I use degrees or radians in the formulas?", False),
+    ],
+)
+def test_a_question_asks_for_a_formula_or_only_names_one(question: str, asks: bool) -> None:
+    assert asks_for_formula(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "writes"),
+    [
+        ("The two steps are:\n\n```text\ncorrect:  K  = P⁻ / (P⁻ + R)\n```", True),
+        ("This arc has curvature `κ = 2·y_L / L²`, so the turn rate is `ω = v·κ`.", True),
+        ("The error `e = setpoint − measurement`.", True),
+        ("The **Kalman gain** `K` is between 0 and 1.", False),
+        ("With `Kp = 2` and a 5 rad/s setpoint.", False),  # a value, not a formula
+        ("A prediction has `P⁻ = 0.04 m²` and `v = 0.5 m/s`.", False),  # units are no operators
+        ("```python\nk = p / (p + r)\n```", False),  # a program's assignment
+    ],
+)
+def test_a_passage_writes_a_formula_or_not(text: str, writes: bool) -> None:
+    assert writes_formula(text) is writes

@@ -31,7 +31,8 @@ leads with the passage that defines it, when one scores near the best: a sentenc
 or italic introduction of X or a table row X heads, the book's entry on X (the first prose of a
 section headed by X alone), or the opening of a section whose heading names X. "Odometry drifts,
 so…" scored above "Odometry applies the forward kinematics to measured rather than commanded wheel
-motion…".
+motion…". A question that asks for a formula ("kalman gain formula") leads with a passage that writes
+one, when one scores near the best.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from bookwise.generation.extractive import Quoted, asks, choose, rows_asked_about
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import is_exercise_section
+from bookwise.retrieval.measures import asks_for_formula, writes_formula
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import split_units
@@ -276,6 +278,17 @@ def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
     return fresh if shown is None else _leading(shown, fresh)
 
 
+def _formula_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
+    """``fresh`` with the best passage that writes a formula first, when ``question`` asks for one and
+    it scores near the best: "kalman gain formula" quoted "The **Kalman gain** `K` is between 0 and 1…"
+    over the update it names, "K = P⁻ / (P⁻ + R)", which says "gain" nowhere."""
+    if not fresh or not asks_for_formula(question) or writes_formula(fresh[0].passage.text):
+        return fresh
+    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
+    written = next((p for p in near if writes_formula(p.passage.text)), None)
+    return fresh if written is None else _leading(written, fresh)
+
+
 def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
     """``fresh`` with the best passage of the same section that says something in words first, when the
     best is bare code and ``question`` does not ask for code: "flag the line that throws with a red
@@ -364,6 +377,7 @@ def plan_passages(
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
     lead = _code_first(_said_first(_definition_first(fresh, sources, question), question), question)
+    lead = _formula_first(lead, question)
     lead = _exercises_first(lead, asked_for)
     chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])
     order = list(dict.fromkeys(p.passage.section for p in chosen))

@@ -1,4 +1,4 @@
-"""Questions that ask for a measure, and the passages that state one.
+"""Questions that ask for a measure or a formula, and the passages that state one.
 
 "How long should the lab take?" is answered by "Allow about an hour", which holds none of the
 question's words but the lab: what the question asks for is a duration, and the passage states one.
@@ -7,6 +7,11 @@ A passage that states the measure asked for ("how long": a duration or a length;
 A duration or a length counts in words ("an hour", "60 seconds", "12 metres"), not in a unit's symbol:
 a technical book writes "0.02 s" and "100 ms" in every other paragraph, about the system, while how
 long something takes the reader is written out.
+
+A question that asks for a formula or an equation ("kalman gain formula") asks for a passage that
+writes one: a line with "=" in a fence of text or math, or an equation in inline code or TeX with an
+operator on its right side. "The **Kalman gain** `K` is between 0 and 1" names the gain; "correct:
+K = P⁻ / (P⁻ + R)" is its formula. A program's assignments are not formulas, nor is "`Kp = 2`".
 """
 
 from __future__ import annotations
@@ -37,6 +42,27 @@ _ASKED = {
     "fast": (_SPEED, _RATE),
     "far": (_LENGTH,),
 }
+_FORMULA_WORDS = ("formula", "formulas", "formulae", "equation", "equations")
+_FORMULA = rf"(?:{'|'.join(_FORMULA_WORDS)})"
+# Asked for ("the formula for κ", "what's the equation of the arc?", "what equations does the EKF
+# use?", or typed as a search, "kalman gain formula"), not only named ("should I use degrees in the
+# formulas?", "without any formulas").
+_FORMULA_ASKED = re.compile(
+    rf"\b{_FORMULA}\s+(?:for|of|that|to|behind)\b"
+    rf"|^\W*(?:what(?:'s|\s+is|\s+are)?|which|give\s+me|show\s+me|write(?:\s+down)?)\s+"
+    rf"(?:the\s+|a\s+)?{_FORMULA}\b",
+    re.IGNORECASE,
+)
+_SEARCHED_FORMULA = re.compile(rf"^\W*(?:[\w-]+\s+){{1,4}}{_FORMULA}\W*$", re.IGNORECASE)
+# A fence of text or math (or none) with a line "left = right"; inline code or TeX "x = a·b" with an
+# operator on its right side.
+_FORMULA_FENCE = re.compile(
+    r"^```(?:text|math|latex|tex)?[ \t]*\n(?:(?!```)[^\n]*\n)*?[^\n`]*\S\s*=\s*\S", re.MULTILINE
+)
+# An operator: "+", "·", "×", "−", "√", a spaced "-" or "/", or "/" before a bracket; not a unit's
+# "m/s" or "m²".
+_OPERATOR = r"(?:[+*·×−√]|\s[-/]\s|/\s*\()"
+_FORMULA_INLINE = re.compile(rf"(?:`|\$)[^`$\n]*\w\s*=\s*[^`$\n]*{_OPERATOR}[^`$\n]*(?:`|\$)")
 _HOW = re.compile(rf"\bhow\s+({'|'.join(_ASKED)})\b", re.IGNORECASE)
 
 
@@ -48,3 +74,13 @@ def measures_asked(question: str) -> list[str]:
 def states_measure(text: str, word: str) -> bool:
     """Whether ``text`` states the measure that "how ``word``" asks for."""
     return any(pattern.search(text) for pattern in _ASKED.get(word, ()))
+
+
+def asks_for_formula(question: str) -> bool:
+    """Whether ``question`` asks for a formula or an equation ("kalman gain formula")."""
+    return bool(_FORMULA_ASKED.search(question) or _SEARCHED_FORMULA.match(question))
+
+
+def writes_formula(text: str) -> bool:
+    """Whether ``text`` writes a formula: "K = P⁻ / (P⁻ + R)" in a text fence, "`κ = 2·y_L / L²`"."""
+    return bool(_FORMULA_FENCE.search(text) or _FORMULA_INLINE.search(text))

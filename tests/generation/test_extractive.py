@@ -181,6 +181,24 @@ def test_the_same_warning_from_two_pages_quoted_twice_regression() -> None:
     assert [c.passage.text for c in choose([best, again, steps])] == [best.passage.text, steps.passage.text]
 
 
+def test_a_sentence_quoted_again_with_its_example_from_another_page_regression() -> None:
+    """ "can I mutate state in a reducer" quoted "In Redux, reducers are never allowed to mutate…" from
+    one tutorial, then the same sentence with its example from another: the answer repeated itself.
+    The fuller passage is quoted in the place of the one it repeats."""
+
+    def passage(section: int, text: str, kinds: tuple[str, ...], score: float) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, kinds, 0), score, dense=score, coverage=score)  # type: ignore[arg-type]
+
+    rule = "In Redux, **our reducers are _never_ allowed to mutate the original state values!**"
+    alone = passage(0, rule, ("prose",), 1.0)
+    other = passage(1, "Reducers are just functions.", ("prose",), 0.97)
+    example = passage(2, f"{rule}\n\n```js\nstate.value = 123\n```", ("prose", "code"), 0.95)
+    assert [c.passage.text for c in choose([alone, other, example])] == [
+        example.passage.text,
+        other.passage.text,
+    ]
+
+
 def test_a_later_step_quoted_before_the_step_it_follows_regression() -> None:
     """ "How do I add a blog?" quoted "Then, add an item link to your blog…" before "To set up your
     site's blog, start by creating a `blog` directory.": steps of one section read in the book's order."""

@@ -162,6 +162,14 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
             break
         if any(_overlaps(candidate, c) for c in chosen) or _said_before(candidate, chosen):
             continue
+        repeated = next((i for i, c in enumerate(chosen) if _said_before(c, [candidate])), None)
+        if repeated is not None:
+            # A chosen passage says nothing this one does not: "In Redux, reducers are never allowed to
+            # mutate…" on one page, and the same sentence with its example on another, read as the
+            # answer repeating itself. The fuller one is quoted in its place.
+            if not any(_overlaps(candidate, c) for c in chosen[:repeated] + chosen[repeated + 1 :]):
+                chosen[repeated] = candidate
+            continue
         if chosen and _needs_context(candidate) and not any(_continues(candidate, c) for c in chosen):
             continue
         grown = _with_what_it_introduces(candidate, ranked)

@@ -599,6 +599,16 @@ def test_slowing_down_before_a_sharp_turn_was_declined_regression(book: Answerer
     assert "skid on tight curves" in answer.flat
 
 
+def test_three_quotes_of_one_section_read_backwards_regression(book: Answerer) -> None:
+    """ "How do I slow down before a sharp turn?" quoted the section's closing note ("Limit how fast `v`
+    may change as well"), then the sentence after its two limits, then the paragraph that introduces
+    them: three passages scoring 0.56, 0.54 and 0.53. Near-ties of one section read in the book's order."""
+    answer = ask(book, "How do I slow down before a sharp turn?")
+    quotes = answer.text.split("\n\n> ")[1:]
+    assert quotes[0].startswith("A path follower that always drives at full speed"), answer.text
+    assert "as well" in quotes[-1]
+
+
 def test_how_do_i_fix_this_widened_to_the_section_was_declined_regression(book: Answerer) -> None:
     """With "… Its weakness is noise." selected in the Derivative section and the question widened to
     its section, "How do I fix this?" said the section does not answer: its passages were ranked by a

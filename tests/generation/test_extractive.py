@@ -199,6 +199,15 @@ def test_a_sentence_quoted_again_with_its_example_from_another_page_regression()
     ]
 
 
+def test_passages_of_one_section_that_score_alike_are_quoted_in_the_books_order() -> None:
+    note, after, intro = scored(0, 3, 1.0), scored(0, 2, 0.98), scored(0, 1, 0.97)
+    elsewhere = scored(1, 0, 0.99)
+    assert choose([note, elsewhere, after, intro]) == [after, note, elsewhere]  # three at most, best first
+    assert choose([note, after, intro]) == [intro, after, note]
+    far = scored(0, 1, 0.8)  # scores well under the best: the best still leads
+    assert choose([note, far])[0] is note
+
+
 def test_a_later_step_quoted_before_the_step_it_follows_regression() -> None:
     """ "How do I add a blog?" quoted "Then, add an item link to your blog…" before "To set up your
     site's blog, start by creating a `blog` directory.": steps of one section read in the book's order."""

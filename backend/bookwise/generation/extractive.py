@@ -47,6 +47,9 @@ MAX_PASSAGES = 3
 # noise under a good first one. On eval/docusaurus-docs a margin of 0.3 (vs 0.12, 0.2) put every key
 # fact in 0.58 of answers (vs 0.53, 0.56) at the same first citation and fewer fragments.
 FOLLOWING_MARGIN = 0.3
+# Passages of the best one's section that score this close to it are as good an answer: the book's
+# order reads better than the scores' (an introduction before what follows it).
+READING_ORDER_MARGIN = 0.04
 INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in behind its lead sentence
 # The code right after the best passage is quoted second when it scores within this of it: code embeds
 # poorly, so the block that shows what the lead passage describes ("… use the `truncate` marker" then
@@ -176,7 +179,26 @@ def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[S
         chosen.append(grown if not any(_overlaps(grown, c) for c in chosen) else candidate)
         if len(chosen) == limit:
             break
-    return _in_step_order(_with_completing_code(_with_step_before(chosen, ranked, limit), ranked, limit))
+    steps = _in_step_order(_with_completing_code(_with_step_before(chosen, ranked, limit), ranked, limit))
+    return _ties_in_reading_order(steps)
+
+
+def _ties_in_reading_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
+    """The best passage and the passages of its section that score within ``READING_ORDER_MARGIN``
+    under it, in the book's order: "How do I slow down before a sharp turn?" quoted a note that ends
+    "…as well" first, then the sentence after the limits, then the paragraph that introduces them
+    (0.56, 0.54, 0.53)."""
+    if not chosen:
+        return chosen
+    lead = chosen[0]
+    tied = [
+        p
+        for p in chosen
+        if p.passage.section == lead.passage.section
+        and lead.score - READING_ORDER_MARGIN <= p.score <= lead.score
+    ]
+    rest = [p for p in chosen if p not in tied]
+    return [*sorted(tied, key=lambda p: p.passage.position), *rest]
 
 
 def _with_step_before(

@@ -89,7 +89,23 @@ def test_a_following_passage_that_points_back_to_an_unshown_block_is_not_quoted_
         continues.passage.text,  # it follows the quoted passage, so its "This" is shown
         stands.passage.text,
     ]
-    assert choose([leans, best]) == [leans, best]  # the best passage is quoted whatever it opens with
+    far = opening(2, 0, "The prediction step uses the motion model.", 0.5)
+    assert choose([leans, far]) == [leans]  # with nothing close that reads alone, the best leads anyway
+
+
+def test_the_best_passage_pointed_back_to_a_block_not_shown_regression() -> None:
+    """ "what are the steps of the kalman filter" led with "Its third column is why heading uncertainty
+    spreads…" (0.88) over "It then loops over two steps" (0.86): a passage that reads on its own and
+    scores as close leads."""
+
+    def opening(section: int, position: int, text: str, score: float) -> ScoredPassage:
+        return ScoredPassage(Passage(section, text, ("prose",), position), score, dense=score, coverage=score)
+
+    leans = opening(0, 5, "Its third column is why heading uncertainty spreads.", 0.88)
+    steps = opening(1, 2, "The filter loops over two steps: predict, then correct.", 0.86)
+    assert choose([leans, steps]) == [steps]
+    names_its_subject = opening(2, 0, "This plugin supports the PNG and JPG formats only.", 0.88)
+    assert choose([names_its_subject, steps])[0] is names_its_subject
 
 
 def test_a_selection_that_does_not_bear_on_the_question_gives_none(section: SectionFactory) -> None:

@@ -50,6 +50,7 @@ FOLLOWING_MARGIN = 0.3
 # Passages of the best one's section that score this close to it are as good an answer: the book's
 # order reads better than the scores' (an introduction before what follows it).
 READING_ORDER_MARGIN = 0.04
+READABLE_LEAD_MARGIN = 0.05  # a best passage that points back gives way to one this close that does not
 INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in behind its lead sentence
 # The code right after the best passage is quoted second when it scores within this of it: code embeds
 # poorly, so the block that shows what the lead passage describes ("… use the `truncate` marker" then
@@ -68,6 +69,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # connective ("However, the last part of the id…") still reads on its own, and held key facts on eval/.
 _LEANS_BACK = re.compile(
     r"^[>*_\s]*(?:its|it|this|that|these|those|they|their|them|such)\b",
+    re.IGNORECASE,
+)
+# An opening that stands for something said before it, however it goes on: a pronoun, or a
+# demonstrative that is the subject itself ("This is why…", "That means…").
+_POINTS_BACK = re.compile(
+    r"^[>*_\s]*(?:its|it|they|their|them|such|(?:this|that|these|those)(?=\s+(?:is|are|was|were|means?"
+    r"|makes?|gives?|lets?|shows?|works?|will|would|can|could|also|in\s+turn|way)\b|\s*[,.;:]))\b",
     re.IGNORECASE,
 )
 # A passage that opens as a later step ("Then, add an item link…") or on what the step before it
@@ -159,6 +167,7 @@ class Quoted:
 
 def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[ScoredPassage]:
     """The best passage, then up to ``limit - 1`` more that score close to it and do not overlap it."""
+    ranked = _readable_lead_first(ranked)
     chosen: list[ScoredPassage] = []
     for candidate in ranked:
         if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
@@ -199,6 +208,19 @@ def _ties_in_reading_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
     ]
     rest = [p for p in chosen if p not in tied]
     return [*sorted(tied, key=lambda p: p.passage.position), *rest]
+
+
+def _readable_lead_first(ranked: Sequence[ScoredPassage]) -> Sequence[ScoredPassage]:
+    """``ranked`` with a passage that reads on its own first, when the best one points back to a block
+    the reader is not shown and that one scores within ``READABLE_LEAD_MARGIN`` of it: "what are the
+    steps of the kalman filter" led with "Its third column is why heading uncertainty spreads…" (0.88)
+    over "It then loops over two steps: 1. Predict… 2. Correct…" (0.86). Alone, the best is quoted
+    whatever it opens with."""
+    if not ranked or not _cannot_lead(ranked[0]):
+        return ranked
+    near = (p for p in ranked[1:] if p.score >= ranked[0].score - READABLE_LEAD_MARGIN)
+    readable = next((p for p in near if not _needs_context(p)), None)
+    return ranked if readable is None else [readable, *(p for p in ranked if p is not readable)]
 
 
 def _with_step_before(
@@ -281,6 +303,15 @@ def _needs_context(scored: ScoredPassage) -> bool:
     """A further passage that cannot be read on its own: it points back ("Its third column…"), or it is
     bare code, with no sentence to say what it shows (a table names its columns)."""
     return _leans_back(scored) or scored.passage.kinds == ("code",)
+
+
+def _cannot_lead(scored: ScoredPassage) -> bool:
+    """A best passage that cannot be read first: bare code, or an opening pronoun with nothing before
+    it to stand for ("Its third column…", "This is why…"). "This plugin supports…" names its subject."""
+    text = scored.passage.text
+    return scored.passage.kinds == ("code",) or (
+        scored.passage.kinds[0] == "prose" and bool(_POINTS_BACK.match(text))
+    )
 
 
 def _leans_back(scored: ScoredPassage) -> bool:

@@ -84,3 +84,16 @@ def test_the_names_a_book_says_what_they_are() -> None:
     # Each at a sentence's start ("We think this" is one, and harmless: no question asks about it).
     assert says_what(text) == ["Docusaurus", "reducer", "We think this"]
     assert says_what("x" * 200 + ". Redux is a library for state.") == ["Redux"]
+
+
+def test_a_phrase_a_sentence_opens_with_is_its_subject_not_a_name_in_passing() -> None:
+    book = BookPhrases.of(
+        [
+            "A quadrature encoder with 256 lines produces 1024 counts per revolution.",
+            "Unscented Kalman filters and particle filters are the usual next step.",
+        ],
+        labels=[],
+    )
+    assert book.opens_a_sentence(("quadrature", "encoder"))
+    assert not book.opens_a_sentence(("particle", "filter"))
+    assert book.mentions(("particle", "filter")) == (1, False)

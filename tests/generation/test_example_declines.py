@@ -639,3 +639,14 @@ def test_kalman_gain_formula_quoted_what_the_gain_does_not_its_formula_regressio
     assert answer.kind == "extractive", answer.text
     first = answer.text.split("\n\n")[1]
     assert "K  = P⁻ / (P⁻ + R)" in first, first
+
+
+def test_what_is_a_quadrature_encoder_was_declined_as_named_in_passing_regression(book: Answerer) -> None:
+    """ "what is a quadrature encoder" was declined as a question about something the book names only
+    in passing, as it names particle filters: one sentence, no heading. But that sentence is about it,
+    "A quadrature encoder with 256 lines produces 1024 counts per revolution, because it counts both
+    edges of two offset channels"."""
+    answer = ask(book, "what is a quadrature encoder")
+    assert answer.kind == "extractive", answer.text
+    assert "counts both edges of two offset channels" in answer.flat
+    assert ask(book, "How does a particle filter work?").kind == "not_covered"

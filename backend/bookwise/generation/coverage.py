@@ -182,6 +182,13 @@ class BookPhrases:
         labelled = any(set(ids) <= set(label) for label in self.labels)
         return sum(_contains(s, ids) for s in self.sentences), labelled
 
+    def opens_a_sentence(self, phrase: Sequence[str]) -> bool:
+        """Whether a sentence of the book opens with ``phrase``, its subject ("A quadrature encoder with
+        256 lines produces 1024 counts…"), not a name among others ("…particle filters are the usual
+        next step")."""
+        ids = stems(" ".join(w.lower() for w in phrase))
+        return bool(ids) and any(s[: len(ids)] == ids for s in self.sentences)
+
 
 def _contains(sequence: tuple[int, ...], run: Sequence[int]) -> bool:
     n = len(run)
@@ -290,11 +297,15 @@ def unnamed_topics(
         and any((ids := set(stems(w))) and ids <= book.known for w in p if w.lower() not in lacked)
     ]
     # Only a question about that thing alone ("How does a particle filter work?"): a detail the book
-    # gives once ("debug panel", "webpack alias") still answers a question that asks about more.
+    # gives once ("debug panel", "webpack alias") still answers a question that asks about more, and a
+    # sentence whose subject it is says what it is ("A quadrature encoder with 256 lines produces…").
     passing = [
         p
         for p in phrases
-        if p not in absent and alone <= {w.lower() for w in p} and _in_passing(book.mentions(p))
+        if p not in absent
+        and alone <= {w.lower() for w in p}
+        and _in_passing(book.mentions(p))
+        and not book.opens_a_sentence(p)
     ]
     asked = absent + passing
     if not asked:

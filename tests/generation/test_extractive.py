@@ -12,6 +12,7 @@ from bookwise.generation.extractive import (
     is_generic_ask,
     not_covered_text,
     passage_answer,
+    readable_lead_first,
     rows_asked_about,
     selection_answer,
 )
@@ -90,7 +91,8 @@ def test_a_following_passage_that_points_back_to_an_unshown_block_is_not_quoted_
         stands.passage.text,
     ]
     far = opening(2, 0, "The prediction step uses the motion model.", 0.5)
-    assert choose([leans, far]) == [leans]  # with nothing close that reads alone, the best leads anyway
+    # With nothing close that reads alone, the best leads anyway.
+    assert choose(readable_lead_first([leans, far])) == [leans]
 
 
 def test_the_best_passage_pointed_back_to_a_block_not_shown_regression() -> None:
@@ -103,9 +105,9 @@ def test_the_best_passage_pointed_back_to_a_block_not_shown_regression() -> None
 
     leans = opening(0, 5, "Its third column is why heading uncertainty spreads.", 0.88)
     steps = opening(1, 2, "The filter loops over two steps: predict, then correct.", 0.86)
-    assert choose([leans, steps]) == [steps]
+    assert choose(readable_lead_first([leans, steps])) == [steps]
     names_its_subject = opening(2, 0, "This plugin supports the PNG and JPG formats only.", 0.88)
-    assert choose([names_its_subject, steps])[0] is names_its_subject
+    assert choose(readable_lead_first([names_its_subject, steps]))[0] is names_its_subject
 
 
 def test_a_selection_that_does_not_bear_on_the_question_gives_none(section: SectionFactory) -> None:

@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bookwise.generation.extractive import Quoted, asks, choose, rows_asked_about
+from bookwise.generation.extractive import Quoted, asks, choose, readable_lead_first, rows_asked_about
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import is_exercise_section
 from bookwise.retrieval.measures import asks_for_formula, writes_formula
@@ -376,7 +376,10 @@ def plan_passages(
     if not answers(best, **verdict, asks_unknown=asks_unknown):
         return PassagePlan(list(sources), [], False, best)
     assert best is not None
-    lead = _code_first(_said_first(_definition_first(fresh, sources, question), question), question)
+    # Code the reader asked for leads even bare; otherwise a best passage that cannot be read first
+    # gives way to one that can ("Its third column…").
+    said = readable_lead_first(_said_first(_definition_first(fresh, sources, question), question))
+    lead = _code_first(said, question)
     lead = _formula_first(lead, question)
     lead = _exercises_first(lead, asked_for)
     chosen = choose([p for p in lead if p is lead[0] or not _off_target_warning(p, lead[0])])

@@ -167,7 +167,6 @@ class Quoted:
 
 def choose(ranked: Sequence[ScoredPassage], limit: int = MAX_PASSAGES) -> list[ScoredPassage]:
     """The best passage, then up to ``limit - 1`` more that score close to it and do not overlap it."""
-    ranked = _readable_lead_first(ranked)
     chosen: list[ScoredPassage] = []
     for candidate in ranked:
         if chosen and candidate.score < chosen[0].score - FOLLOWING_MARGIN:
@@ -210,7 +209,7 @@ def _ties_in_reading_order(chosen: list[ScoredPassage]) -> list[ScoredPassage]:
     return [*sorted(tied, key=lambda p: p.passage.position), *rest]
 
 
-def _readable_lead_first(ranked: Sequence[ScoredPassage]) -> Sequence[ScoredPassage]:
+def readable_lead_first(ranked: list[ScoredPassage]) -> list[ScoredPassage]:
     """``ranked`` with a passage that reads on its own first, when the best one points back to a block
     the reader is not shown and that one scores within ``READABLE_LEAD_MARGIN`` of it: "what are the
     steps of the kalman filter" led with "Its third column is why heading uncertainty spreads…" (0.88)

@@ -273,6 +273,9 @@ def test_a_citation_on_a_wide_screen_lands_on_its_passage_beside_the_docked_pane
     assert 0 <= page.evaluate(TOP_OF, CMD_VEL) < height
     assert 0 <= page.evaluate(MARKED_TOP) < height
     expect(part(page, "panel")).to_be_visible()  # docked beside the page, it covers nothing
+    # It fills the column the page leaves it, not a card at the column's foot under an empty space.
+    box = part(page, "panel").bounding_box()
+    assert box is not None and box["height"] >= height - 2 * 16 - 1, box
     # Closing the docked panel widens the page; what the reader was looking at stays where it was.
     heading_top = page.evaluate(TOP_OF, CMD_VEL)
     part(page, "close").click()

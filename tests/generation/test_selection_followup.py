@@ -7,6 +7,7 @@ import pytest
 
 from bookwise.errors import LLMTimeoutError
 from bookwise.generation.followup import fallback_query, refers_back, standalone_query
+from bookwise.generation.models import Page
 from bookwise.generation.prompts import Message, Turn
 from bookwise.generation.selection import selection_source, text_fragment, with_text_fragment
 from bookwise.retrieval.retriever import page_paths
@@ -183,3 +184,10 @@ def test_what_about_the_derivative_one_asks_about_the_derivative_term_not_the_in
     assert fallback_query("what about the derivative one?", conversation("What is PID?", "x"), holds) == (
         "what about the derivative one? PID"
     )
+
+
+def test_a_clients_empty_heading_id_is_no_heading() -> None:
+    """The Retriever reads a heading id of "" as the page's opening; a client's "" means it found no
+    heading, so the section is looked up by the selection's text."""
+    assert Page("/docs/intro", "").heading_id is None
+    assert Page("/docs/intro", "setup").heading_id == "setup"

@@ -288,7 +288,7 @@ class Answerer:
             located = None
             if request.page is not None:
                 located = await self.retriever.alocate(
-                    request.page.url, heading_id=request.page.heading_id or None, text=selection
+                    request.page.url, heading_id=request.page.heading_id, text=selection
                 )
             sources, sufficient = self._selection_sources(scope, selection, located, request)
             found = _Retrieved(sources, sufficient, located=located)

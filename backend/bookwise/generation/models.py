@@ -38,9 +38,13 @@ Plan = AnswerMode  # what prepare decided, sent as meta's answer_mode
 @dataclass(frozen=True)
 class Page:
     url: str
-    heading_id: str | None = None
+    heading_id: str | None = None  # a client's "" is no heading (to ``Retriever.locate``, the opening)
     version: str | None = None
     locale: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.heading_id == "":
+            object.__setattr__(self, "heading_id", None)
 
 
 @dataclass(frozen=True)

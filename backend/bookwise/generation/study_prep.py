@@ -286,7 +286,7 @@ class StudyPreparer:
         located: SectionResult | None = None
         if request.page is not None:
             located = await self.retriever.alocate(
-                request.page.url, heading_id=request.page.heading_id or None, text=selection
+                request.page.url, heading_id=request.page.heading_id, text=selection
             )
         page_url = request.page.url if request.page else "/"
         sources = [selection_source(selection, located, page_url)]

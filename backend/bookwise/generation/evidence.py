@@ -38,7 +38,7 @@ one, when one scores near the best.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bookwise.generation.extractive import Quoted, asks, choose, readable_lead_first, rows_asked_about
@@ -267,26 +267,32 @@ def _leading(chosen: ScoredPassage, fresh: list[ScoredPassage]) -> list[ScoredPa
     return [chosen, *(p for p in fresh if p is not chosen)]
 
 
+def _near_best_first(
+    fresh: list[ScoredPassage], wanted: Callable[[ScoredPassage], bool]
+) -> list[ScoredPassage]:
+    """``fresh`` with its best ``wanted`` passage first, when one scores within ``DEFINITION_MARGIN``
+    of the best: code asked for, a formula asked for, the exercises asked for."""
+    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
+    found = next((p for p in near if wanted(p)), None)
+    return fresh if found is None else _leading(found, fresh)
+
+
 def _code_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
     """``fresh`` with the best passage that shows code first, when ``question`` asks for code and one
     scores near the best: "show me the code" after a question about the discrete PID quoted the book's
     note on how it writes formulas ("… plain text or inline code …") over the PID's listing."""
-    if not fresh or not _ASKS_FOR_CODE.match(question.strip()):
+    if not _ASKS_FOR_CODE.match(question.strip()):
         return fresh
-    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
-    shown = next((p for p in near if "code" in p.passage.kinds), None)
-    return fresh if shown is None else _leading(shown, fresh)
+    return _near_best_first(fresh, lambda p: "code" in p.passage.kinds)
 
 
 def _formula_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
     """``fresh`` with the best passage that writes a formula first, when ``question`` asks for one and
     it scores near the best: "kalman gain formula" quoted "The **Kalman gain** `K` is between 0 and 1…"
     over the update it names, "K = P⁻ / (P⁻ + R)", which says "gain" nowhere."""
-    if not fresh or not asks_for_formula(question) or writes_formula(fresh[0].passage.text):
+    if not asks_for_formula(question):
         return fresh
-    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
-    written = next((p for p in near if writes_formula(p.passage.text)), None)
-    return fresh if written is None else _leading(written, fresh)
+    return _near_best_first(fresh, lambda p: writes_formula(p.passage.text))
 
 
 def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage]:
@@ -321,9 +327,7 @@ def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
 def _exercises_first(fresh: list[ScoredPassage], asked_for: set[int]) -> list[ScoredPassage]:
     """``fresh`` with the best passage of an exercise section first, when the question asks for the
     exercises (``asked_for``: those sections) and it scores near the best one."""
-    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
-    exercise = next((p for p in near if p.passage.section in asked_for), None)
-    return fresh if exercise is None else _leading(exercise, fresh)
+    return _near_best_first(fresh, lambda p: p.passage.section in asked_for)
 
 
 def headed_by(heading: str, term: str) -> bool:

@@ -385,7 +385,7 @@ class Retriever:
         dense, sparse = self._encode(query)
         probed = probed_words(query) if probe_names else []
         joined = joined_forms(query) if probe_names else {}
-        forms = _merged(joined, derived_forms(query)) if probe_names else {}
+        forms = _merged(joined, derived_forms(probed))
         names = _probe_terms(self._sparse, probed, forms)
         timings["embed"] = (time.perf_counter() - started) * 1000
 
@@ -443,7 +443,8 @@ class Retriever:
         never writes: "Q" for "what is Q?" and a paragraph on the gain K."""
         symbols = [symbol for symbol in symbols_named(query) if not holds_symbol(text, symbol)]
         held = set(self._sparse.document(text).indices)
-        probed, forms = probed_words(query), _merged(joined_forms(query), derived_forms(query))
+        probed = probed_words(query)
+        forms = _merged(joined_forms(query), derived_forms(probed))
         terms = _probe_terms(self._sparse, probed, forms)
         absent = _absent_words(probed, forms, terms, lambda word_terms: not held.isdisjoint(word_terms))
         if not absent:

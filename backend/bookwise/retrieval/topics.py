@@ -151,12 +151,12 @@ _DERIVATIONS = (("", "ly"), ("e", "ory"), ("e", "ive"), ("ate", "acy"), ("le", "
 _DERIVED_STEM_LETTERS = 4
 
 
-def derived_forms(query: str) -> dict[str, tuple[str, ...]]:
-    """For each probed word of ``query`` (``probed_words``), the words derived from it or it from them
-    that BM25 stems apart: "How do I slow down before a sharp turn?" is answered by a book that says
-    "how sharply to turn". A word is absent from the book only when these are too."""
+def derived_forms(probed: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each of a query's ``probed`` words (``probed_words``), the words derived from it or it from
+    them that BM25 stems apart: "How do I slow down before a sharp turn?" is answered by a book that
+    says "how sharply to turn". A word is absent from the book only when these are too."""
     forms: dict[str, tuple[str, ...]] = {}
-    for word in probed_words(query):
+    for word in probed:
         lower = word.lower()
         if not lower.isalpha():
             continue

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from apiserver import hash_settings, ingest_hashed
 from bookwise.retrieval.measures import asks_for_formula, measures_asked, states_measure, writes_formula
+from bookwise.retrieval.retriever import Retriever
 
 
 @pytest.mark.parametrize(
@@ -15,6 +19,7 @@ from bookwise.retrieval.measures import asks_for_formula, measures_asked, states
         ("How fast can the wheel spin, and how far does it go?", ["fast", "far"]),
         ("What is a long-running task?", []),
         ("How do I make the page longer?", []),
+        ("How much memory does the server need?", ["much"]),
     ],
 )
 def test_the_measure_a_question_asks_for(question: str, asked: list[str]) -> None:
@@ -38,6 +43,11 @@ def test_the_measure_a_question_asks_for(question: str, asked: list[str]) -> Non
         ("It takes a while, so be patient.", "long", False),
         ("A long list of options.", "long", False),
         ("A message with a time stamp.", "long", False),
+        ("The server uses about 400 MB of memory.", "much", True),
+        ("Memory is about 190 bytes per client.", "much", True),
+        ("Overshoot grows to 20 % of the step.", "much", True),
+        ("The figures move as much as between sizes.", "much", False),
+        ("Set `Kp = 2` and run it 3 times.", "much", False),
     ],
 )
 def test_a_passage_states_the_measure_or_not(text: str, word: str, states: bool) -> None:
@@ -73,3 +83,26 @@ def test_a_question_asks_for_a_formula_or_only_names_one(question: str, asks: bo
 )
 def test_a_passage_writes_a_formula_or_not(text: str, writes: bool) -> None:
     assert writes_formula(text) is writes
+
+
+def test_how_much_memory_was_held_by_as_much_as_regression(tmp_path: Path) -> None:
+    """ "How much memory does the server need?" counted "much" as held by a benchmark's "the figures
+    move as much as between sizes", which states no amount; the sizing passage, "400 MB", states one."""
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "sizing.md").write_text(
+        "# Sizing\n\n## Memory\n\nThe server uses about 400 MB of memory for a small book.\n\n"
+        "## Benchmarks\n\nFor the server's memory, the figures move as much as between sizes.\n",
+        encoding="utf-8",
+    )
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, site)
+    retriever = Retriever.open(settings)
+    try:
+        question = "How much memory does the server need?"
+        ranked = retriever.rank_passages(question, retriever.search(question).sections)
+        coverage = {p.passage.text.split()[0]: p.coverage for p in ranked}
+        assert coverage["The"] == pytest.approx(1.0)
+        assert coverage["For"] < coverage["The"]
+    finally:
+        retriever.close()

@@ -3,7 +3,8 @@
 "How long should the lab take?" is answered by "Allow about an hour", which holds none of the
 question's words but the lab: what the question asks for is a duration, and the passage states one.
 A passage that states the measure asked for ("how long": a duration or a length; "how often": a rate;
-"how fast": a speed; "how far": a distance) holds the question's word for it, as term coverage counts.
+"how fast": a speed; "how far": a distance; "how much": an amount, "400 MB") holds the question's word
+for it, as term coverage counts; the word alone does not ("the figures move as much as between sizes").
 A duration or a length counts in words ("an hour", "60 seconds", "12 metres"), not in a unit's symbol:
 a technical book writes "0.02 s" and "100 ms" in every other paragraph, about the system, while how
 long something takes the reader is written out.
@@ -33,6 +34,10 @@ _DURATION = re.compile(rf"(?:\b{_NUMBER}|\b{_SPELLED})\s+{_TIME_WORDS}\b", re.IG
 _LENGTH = re.compile(rf"(?:\b{_NUMBER}|\b{_SPELLED})\s+{_LENGTH_WORDS}\b", re.IGNORECASE)
 _RATE = re.compile(rf"\b{_NUMBER}\s*{_RATE_UNITS}|\bevery\s+(?:{_NUMBER}\s*)?{_TIME_UNITS}\b|\b\d+ times\b")
 _SPEED = re.compile(rf"\b{_NUMBER}\s*{_SPEED_UNITS}")
+# An amount: a number with its unit or a percentage ("400 MB", "190 bytes", "5 %", "$20"), not a bare
+# number ("`Kp = 2`", "step 3").
+_BYTES = r"(?:[KMGT]i?B|bytes?|kilobytes?|megabytes?|gigabytes?)"
+_AMOUNT = re.compile(rf"[$€£]\s?{_NUMBER}|\b{_NUMBER}\s*(?:%|{_BYTES}\b)")
 
 # The question's word for the measure ("how long"), and what states one.
 _ASKED = {
@@ -41,6 +46,7 @@ _ASKED = {
     "frequently": (_RATE,),
     "fast": (_SPEED, _RATE),
     "far": (_LENGTH,),
+    "much": (_AMOUNT,),
 }
 _FORMULA_WORDS = ("formula", "formulas", "formulae", "equation", "equations")
 _FORMULA = rf"(?:{'|'.join(_FORMULA_WORDS)})"

@@ -527,8 +527,8 @@ class Retriever:
                 if found & ids and not holds_symbol(text, symbol):
                     found -= ids
             for word, ids in measures.items():
-                if states_measure(text, word):
-                    found |= ids
+                # The word itself is not the measure: "as much as" states no amount.
+                found = found | ids if states_measure(text, word) else found - ids
             for letter, ids in letters.items():
                 if letter in text or letter.upper() in text:
                     found |= ids

@@ -281,3 +281,16 @@ def test_every_subcommand_runs_the_handler_its_parser_names() -> None:
     assert all(callable(handler) for handler in handlers.values()), handlers
     assert len(set(handlers.values())) == len(handlers)  # no two commands share one by mistake
     assert parser.parse_args(["search", "a question"]).run is handlers["search"]
+
+
+def test_serve_help_said_the_port_defaults_to_a_variable_not_to_8000_regression(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Asked "what port does bookwise serve on?", `bookwise serve --help` and the manual's CLI page
+    said "(default: BOOKWISE_API_PORT)". The help gives the setting's default, then its variable."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 8000, or BOOKWISE_API_PORT)" in help_text
+    assert "(default: 127.0.0.1, or BOOKWISE_API_HOST)" in help_text
+    assert "(default: 1, or BOOKWISE_API_WORKERS)" in help_text

@@ -37,6 +37,11 @@ EXIT_MEANINGS = {
 WORKER_HEALTHCHECK_S = 30
 
 
+def _from_setting(name: str) -> str:
+    """ "default: 8000, or BOOKWISE_API_PORT": the setting's own default, then where to change it."""
+    return f"default: {Settings.model_fields[name].default}, or BOOKWISE_{name.upper()}"
+
+
 def _bool(value: str) -> bool:
     if value.lower() in ("true", "1", "yes"):
         return True
@@ -118,7 +123,7 @@ def _add_ingest_command(commands: Commands) -> None:
 def _add_search_command(commands: Commands) -> None:
     search = commands.add_parser("search", help="ranked sections for a question, with citations")
     search.add_argument("question")
-    search.add_argument("--top-k", type=int, help="sections to return (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    search.add_argument("--top-k", type=int, help=f"sections to return ({_from_setting('retrieval_top_k')})")
     _add_filter_flags(search)
     search.add_argument("--json", action="store_true", help="print the result as JSON")
     search.set_defaults(run=_search)
@@ -144,11 +149,11 @@ def _add_eval_command(commands: Commands) -> None:
 
 def _add_serve_command(commands: Commands) -> None:
     serve = commands.add_parser("serve", help="run the HTTP API (SSE answers, search, feedback, widget)")
-    serve.add_argument("--host", help="address to listen on (default: BOOKWISE_API_HOST)")
-    serve.add_argument("--port", type=int, help="port to listen on (default: BOOKWISE_API_PORT)")
+    serve.add_argument("--host", help=f"address to listen on ({_from_setting('api_host')})")
+    serve.add_argument("--port", type=int, help=f"port to listen on ({_from_setting('api_port')})")
     serve.add_argument("--site", type=Path, help="also serve this built site at / (BOOKWISE_SITE_DIR)")
     serve.add_argument(
-        "--workers", type=_workers, help="API processes on this port (default: BOOKWISE_API_WORKERS)"
+        "--workers", type=_workers, help=f"API processes on this port ({_from_setting('api_workers')})"
     )
     serve.set_defaults(run=_serve)
 
@@ -162,7 +167,7 @@ def _add_ask_command(commands: Commands) -> None:
     ask.add_argument(
         "--scope", choices=["selection", "section", "book"], help="widen a selected-text question"
     )
-    ask.add_argument("--top-k", type=int, help="sections to retrieve (default: BOOKWISE_RETRIEVAL_TOP_K)")
+    ask.add_argument("--top-k", type=int, help=f"sections to retrieve ({_from_setting('retrieval_top_k')})")
     ask.add_argument(
         "--action",
         choices=["ask", "explain", "example", "quiz", "summarize_page", "quiz_page"],

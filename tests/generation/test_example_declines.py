@@ -650,3 +650,30 @@ def test_what_is_a_quadrature_encoder_was_declined_as_named_in_passing_regressio
     assert answer.kind == "extractive", answer.text
     assert "counts both edges of two offset channels" in answer.flat
     assert ask(book, "How does a particle filter work?").kind == "not_covered"
+
+
+def test_converting_wheel_speeds_to_velocity_leads_with_the_formula_that_way(book: Answerer) -> None:
+    """ "how do i convert wheel speeds to linear and angular velocity" led with "The driver node
+    converts each command into wheel speeds" and its program: the formula the other way round. A
+    passage that converts the other way from the question (by its heading, "From body velocity to
+    wheel speeds", or its own prose) gives way to one that goes the way asked."""
+    answer = ask(book, "how do i convert wheel speeds to linear and angular velocity")
+    assert answer.kind == "extractive", answer.text
+    first = answer.flat.split("[1]")[0]
+    assert "The robot's forward speed is the average of the two" in first, answer.text
+    assert answer.sources[0].heading == "From wheel speeds to body velocity"
+
+
+def test_the_other_way_round_quoted_the_same_conversion_again_regression(book: Answerer) -> None:
+    """ "and the other way round?" after "How do I compute the wheel speeds from a cmd_vel message?"
+    quoted the cmd_vel passage and the wheel-speed program again: it was searched as the same question,
+    and a passage of prose and code was not seen as shown, its citation marker standing between them in
+    the answer. It is searched as the conversion reversed, and what was shown is not quoted again."""
+    question = "How do I compute the wheel speeds from a cmd_vel message?"
+    first = ask(book, question)
+    assert "`linear.x` is `v`" in first.flat
+    history = (Turn("user", question), Turn("assistant", first.text))
+    answer = ask(book, "and the other way round?", history=history)
+    assert answer.kind == "extractive", answer.text
+    assert answer.sources[0].heading == "From wheel speeds to body velocity"
+    assert "`linear.x` is `v`" not in answer.flat and "def wheel_speeds" not in answer.text

@@ -191,3 +191,15 @@ def test_a_clients_empty_heading_id_is_no_heading() -> None:
     heading, so the section is looked up by the selection's text."""
     assert Page("/docs/intro", "").heading_id is None
     assert Page("/docs/intro", "setup").heading_id == "setup"
+
+
+def test_the_other_way_round_searches_the_latest_conversion_reversed() -> None:
+    history = [
+        Turn("user", "How do I compute the wheel speeds from a cmd_vel message?"),
+        Turn("assistant", "…"),
+    ]
+    assert refers_back("vice versa?", history)
+    assert fallback_query("and the other way round?", history) == "from the wheel speeds to a cmd_vel message"
+    # No conversion asked before: the topic is borrowed as for any follow-up.
+    tuned = [Turn("user", "How do I tune PID gains?"), Turn("assistant", "…")]
+    assert fallback_query("and the other way round?", tuned) == "and the other way round? tune PID gains"

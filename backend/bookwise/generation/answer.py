@@ -67,6 +67,7 @@ from bookwise.generation.quotes import quotes_for
 from bookwise.generation.selection import selection_source
 from bookwise.generation.study import page_intent, page_topic
 from bookwise.generation.study_prep import StudyPreparer, page_use_of
+from bookwise.retrieval.direction import asks_the_other_way
 from bookwise.retrieval.models import RetrievalResult, SectionResult, code_spans, plain_text
 from bookwise.retrieval.retriever import Retriever
 from bookwise.retrieval.snippets import words
@@ -296,9 +297,9 @@ class Answerer:
             # The selection answers only when it holds what the question asks about.
             found = replace(found, missing=await self.retriever.amissing_key_words(question, selection))
         if self.llm is None and scope != "selection" and found.sources:
-            found = await self._with_passages(
-                found, query, request.history, scope, names_own_topic=names_a_topic(question)
-            )
+            # "and the other way round?" names nothing, yet asks for what was not shown: the inverse.
+            own_topic = names_a_topic(question) or asks_the_other_way(question)
+            found = await self._with_passages(found, query, request.history, scope, names_own_topic=own_topic)
         return found
 
     async def _with_passages(

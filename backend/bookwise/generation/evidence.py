@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from bookwise.generation.citations import strip_markers
 from bookwise.generation.extractive import Quoted, asks, choose, readable_lead_first, rows_asked_about
 from bookwise.generation.prompts import Turn
 from bookwise.generation.study import is_exercise_section
@@ -106,12 +107,18 @@ class PassagePlan:
 
 
 def _shown_before(history: Sequence[Turn]) -> str:
-    return " ".join(flat(t.content) for t in history if t.role == "assistant")
+    # Without the citation markers: a passage of prose and code is quoted with its marker between them
+    # ("… from a terminal: [1]" and then the fence), so the passage is not a run of the answer's text.
+    return " ".join(_as_shown(t.content) for t in history if t.role == "assistant")
+
+
+def _as_shown(text: str) -> str:
+    return flat(strip_markers(text))  # both sides alike: code's `a[1]` loses its index in each
 
 
 def _shown_far_ahead(quotable: Sequence[ScoredPassage], best: ScoredPassage | None, shown: str) -> bool:
     """Whether the best passage was shown before and the best new one scores ``SHOWN_MARGIN`` below it."""
-    if not shown or not quotable or flat(quotable[0].passage.text) not in shown:
+    if not shown or not quotable or _as_shown(quotable[0].passage.text) not in shown:
         return False
     return best is None or best.score <= quotable[0].score - SHOWN_MARGIN
 
@@ -364,7 +371,7 @@ def plan_passages(
         return not asks(p.passage.text) and not (p.passage.section in exercises and "list" in p.passage.kinds)
 
     quotable = [p for p in ranked if quotable_passage(p)]
-    fresh = [p for p in quotable if not shown or flat(p.passage.text) not in shown]
+    fresh = [p for p in quotable if not shown or _as_shown(p.passage.text) not in shown]
     best = fresh[0] if fresh else None
     verdict = {"retrieval_sufficient": retrieval_sufficient, "names_unknown": names_unknown}
     if shown and quotable and not answers(best, **verdict, asks_unknown=asks_unknown):

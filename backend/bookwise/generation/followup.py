@@ -3,7 +3,8 @@
 "What about the second one?" cannot be searched on its own. With a language model configured, it
 rewrites the question from the conversation; without one (or when it fails or is slow), the
 deterministic fallback searches the question with the topic words of the reader's latest question
-that had a topic (not the whole question: "how do I fix it?" keeps "fix" as what it asks). A
+that had a topic (not the whole question: "how do I fix it?" keeps "fix" as what it asks), and "the
+other way round?" searches the latest conversion asked the other way. A
 question that stands on its own is searched as asked, however short: "what's atan2 for" names its
 topic. Widening a question about a selection to the book searches the question too; the selection
 only supplies the topic of a question that names none ("what does this mean?").
@@ -20,6 +21,7 @@ from typing import Protocol
 from bookwise.errors import GenerationError
 from bookwise.generation.events import QueryMethod
 from bookwise.generation.prompts import Message, Turn, rewrite_messages
+from bookwise.retrieval.direction import asks_the_other_way, direction_asked
 from bookwise.retrieval.topics import is_symbol, names_a_topic, topic_words
 
 _REFERRING = re.compile(
@@ -59,7 +61,11 @@ class SearchQuery:
 def refers_back(question: str, history: Sequence[Turn]) -> bool:
     if not any(turn.role == "user" for turn in history):
         return False
-    return topic_words(question) <= ANSWER_FORMS or bool(_REFERRING.search(question))
+    return (
+        topic_words(question) <= ANSWER_FORMS
+        or bool(_REFERRING.search(question))
+        or asks_the_other_way(question)
+    )
 
 
 def previous_topic(history: Sequence[Turn]) -> list[str]:
@@ -117,6 +123,8 @@ def _named_instead(question: str, history: Sequence[Turn], holds: Holds | None) 
 def fallback_query(question: str, history: Sequence[Turn], holds: Holds | None = None) -> str:
     """The question with the previous topic's words; ``holds``: whether the book writes a phrase, which
     lets "the X one" name X's kind of the previous topic (``_named_instead``)."""
+    if asks_the_other_way(question) and (reversed_ := _previous_reversed(history)) is not None:
+        return reversed_
     question, replaced = _named_instead(question, history, holds)
     own, asked = topic_words(question), set(_TOKEN.findall(question))
     borrowed = [
@@ -125,6 +133,15 @@ def fallback_query(question: str, history: Sequence[Turn], holds: Holds | None =
         if word not in replaced and ((is_symbol(word) and word not in asked) or not topic_words(word) <= own)
     ]
     return " ".join([*question.split(), *borrowed])
+
+
+def _previous_reversed(history: Sequence[Turn]) -> str | None:
+    """The reader's latest conversion, asked the other way: "and the other way round?" after "How do
+    I compute the wheel speeds from a cmd_vel message?" is "from the wheel speeds to a cmd_vel
+    message", not the same question again with the same answer."""
+    at = _latest_topic_turn(history)
+    asked = direction_asked(history[at].content) if at is not None else None
+    return asked.reversed().question() if asked is not None else None
 
 
 def widened_query(question: str, selection: str) -> SearchQuery:

@@ -8,7 +8,10 @@ Each candidate passage is scored by
   passage or its heading contains, each term weighted by its rarity among the candidates, so the
   passage that holds ``trailingSlash`` beats one that only says "option" (the caller's ``terms`` decides
   what a text holds: a capital symbol only as written);
-* ``prior``: the retrieval rank of its section (the reranked, fused evidence of all its chunks).
+* ``prior``: the retrieval rank of its section (the reranked, fused evidence of all its chunks);
+
+less a share for a long passage, and for one of a section that converts the other way from the
+question (``direction``).
 
 The weights were chosen on our own question sets (``eval/``) by ``scripts/bench_passages.py``.
 """
@@ -26,6 +29,7 @@ import numpy.typing as npt
 
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.retrieval.assemble import SectionChunk, assemble, windows
+from bookwise.retrieval.direction import Direction, goes_the_other_way
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import Passage, passages_of
 
@@ -39,6 +43,7 @@ class PassageWeights:
     long_chars: int = 1600  # passages longer than this lose score in proportion
     long_penalty: float = 0.1
     plain_share: float = 0.0  # of the cosine, from the passage alone (measured: no gain, twice the cost)
+    other_way: float = 0.15  # lost by a passage of a section converting the other way from the question
 
 
 @dataclass(frozen=True)
@@ -130,12 +135,21 @@ def rank_passages(
     embed: Embed,
     terms: Terms,
     weights: PassageWeights = PassageWeights(),
+    asked: Direction | None = None,
 ) -> list[ScoredPassage]:
-    """Every passage of ``sections``, best first."""
+    """Every passage of ``sections``, best first. ``asked``: the conversion the question asks for,
+    whose passages going the other way lose ``weights.other_way`` ("From body velocity to wheel
+    speeds" for "convert wheel speeds to velocity")."""
     found = candidates(sections)
     if not found:
         return []
     contexts = [context_of(s) for s in sections]
+
+    def other_way(passage: Passage) -> bool:
+        return asked is not None and goes_the_other_way(
+            asked, sections[passage.section].heading_text, passage.text
+        )
+
     vectors = embed(embedding_inputs(sections, found))
     # A short passage embedded with its heading is mostly its heading: every pointer sentence under
     # "trailingSlash" would look like the definition. The passage alone tells them apart.
@@ -161,6 +175,7 @@ def rank_passages(
             + weights.coverage * coverage
             + weights.prior * prior
             - weights.long_penalty * min(excess, 3.0)
+            - (weights.other_way if other_way(passage) else 0.0)
         )
         scored.append(ScoredPassage(passage, score, dense, coverage, len(query_terms)))
     scored.sort(key=lambda s: (-s.score, s.passage.section, s.passage.position))

@@ -35,6 +35,7 @@ from bookwise.ingest.pipeline import CHUNKER_VERSION
 from bookwise.lru import Lru
 from bookwise.retrieval.assemble import SectionChunk, assemble
 from bookwise.retrieval.batching import QueryBatcher
+from bookwise.retrieval.direction import direction_asked
 from bookwise.retrieval.embedding_cache import PassageVectorCache
 from bookwise.retrieval.measures import measures_asked, states_measure
 from bookwise.retrieval.models import RetrievalResult, SectionResult
@@ -541,6 +542,7 @@ class Retriever:
             embed=self._passage_vectors.embed,
             terms=terms,
             weights=weights or PassageWeights(),
+            asked=direction_asked(query),
         )
 
     def prefill_passages(self, *, stop: threading.Event | None = None, sections_per_batch: int = 8) -> int:

@@ -1,0 +1,103 @@
+"""Questions that ask to go one way, and sections that go the other.
+
+A textbook often derives a conversion both ways, in sections headed "From wheel speeds to body
+velocity" and "From body velocity to wheel speeds", whose passages share every word. "How do I
+convert wheel speeds to linear and angular velocity?" is answered by the first; the second gives
+the inverse formula, which a reader would apply the wrong way round. A question asks for a direction
+when it says "from X to Y", "convert (turn, map, transform) X to Y" or "compute (get, find, derive)
+Y from X"; a heading goes one when it reads "From X to Y", and a passage under a heading that reads
+none when its prose says one of the question's forms ("The driver node converts each command into
+wheel speeds"). A section goes the other way when more
+of the question's source words are in the heading's target, and of its target words in the
+heading's source, than the other way about, and at least two: "velocity" alone does not make "from
+a path to velocity commands" the inverse of "From body velocity to wheel speeds".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bookwise.retrieval.topics import stems
+
+OTHER_WAY_WORDS = 2
+_SIDE = r"[^?.!;:,()]+?"  # one side of a conversion: words up to the end of the clause
+_END = r"(?=\s*(?:[?.!;:,()]|$|\s(?:and then|so that|in order|with|using|for|when|if|by)\b))"
+_CONVERT = r"(?:convert|turn|transform|translate|map)(?:s|ed|ing)?|mapping|mapped"
+_DERIVE = (
+    r"(?:compute|calculate|derive|estimate)[sd]?|(?:comput|calculat|deriv|estimat)ing|"
+    r"(?:get|find|obtain|recover)s?|getting|finding|(?:obtain|recover)(?:ed|ing)|work(?:s|ed)? out"
+)
+_FROM_TO = re.compile(rf"\bfrom\s+(?P<source>{_SIDE})\s+(?:to|into)\s+(?P<target>{_SIDE}){_END}", re.I)
+_CONVERTS = re.compile(
+    rf"\b(?:{_CONVERT})\s+(?P<source>{_SIDE})\s+(?:to|into)\s+(?P<target>{_SIDE}){_END}", re.I
+)
+_DERIVES = re.compile(rf"\b(?:{_DERIVE})\s+(?P<target>{_SIDE})\s+from\s+(?P<source>{_SIDE}){_END}", re.I)
+_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_HEADING = re.compile(r"^\W*from\s+(?P<source>.+?)\s+(?:to|into)\s+(?P<target>.+?)\W*$", re.I)
+# "the other way round?", "and the reverse?", "vice versa?", "what about the inverse?"
+_OTHER_WAY = re.compile(
+    r"^\W*(?:and|but|now|ok(?:ay)?|so)?\W*(?:what about|how about|how do i do|can you do)?\s*"
+    r"(?:the\s+)?(?:other way(?: a?round)?|reverse(?: direction)?|opposite(?: direction| way)?|"
+    r"vice versa|inverse|other direction|backwards?)\W*$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Direction:
+    source: str  # as written: "wheel speeds"
+    target: str
+
+    def reversed(self) -> Direction:
+        return Direction(self.target, self.source)
+
+    def question(self) -> str:
+        return f"from {self.source} to {self.target}"
+
+
+def direction_asked(question: str) -> Direction | None:
+    """The conversion ``question`` asks for, if any: "convert wheel speeds to body velocity" goes from
+    wheel speeds to body velocity, and so does "compute body velocity from wheel speeds"."""
+    for pattern in (_FROM_TO, _CONVERTS, _DERIVES):
+        if found := pattern.search(question):
+            source, target = found.group("source").strip(), found.group("target").strip()
+            if stems(source) and stems(target):
+                return Direction(source, target)
+    return None
+
+
+def heading_direction(heading: str) -> Direction | None:
+    """The direction a heading reads: "From a path to velocity commands"."""
+    found = _HEADING.match(heading)
+    if found is None or not stems(found.group("source")) or not stems(found.group("target")):
+        return None
+    return Direction(found.group("source"), found.group("target"))
+
+
+def goes_the_other_way(asked: Direction, heading: str, text: str = "") -> bool:
+    """Whether a passage converts the other way from ``asked``: as its section's ``heading`` reads,
+    or, under a heading that reads no direction, as its own prose says ("The driver node converts
+    each command into wheel speeds"). Code is not read: its names go every way."""
+    went = heading_direction(heading)
+    if went is not None:
+        return _against(asked, went)
+    prose = _FENCE.sub(" ", text)
+    return any(
+        _against(asked, Direction(found.group("source"), found.group("target")))
+        for pattern in (_FROM_TO, _CONVERTS, _DERIVES)
+        for found in pattern.finditer(prose)
+    )
+
+
+def _against(asked: Direction, went: Direction) -> bool:
+    source, target = set(stems(asked.source)), set(stems(asked.target))
+    from_, to = set(stems(went.source)), set(stems(went.target))
+    along = len(source & from_) + len(target & to)
+    against = len(source & to) + len(target & from_)
+    return against >= OTHER_WAY_WORDS and against > along
+
+
+def asks_the_other_way(question: str) -> bool:
+    """Whether ``question`` asks for the previous conversion reversed: "and the other way round?"."""
+    return bool(_OTHER_WAY.match(question))

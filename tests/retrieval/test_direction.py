@@ -1,0 +1,117 @@
+"""A question that asks to go one way, and the sections and passages that go the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiserver import hash_settings, ingest_hashed
+from bookwise.retrieval.direction import (
+    Direction,
+    asks_the_other_way,
+    direction_asked,
+    goes_the_other_way,
+)
+from bookwise.retrieval.retriever import Retriever
+
+FORWARD = "From wheel speeds to body velocity"
+INVERSE = "From body velocity to wheel speeds"
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        (
+            "how do i convert wheel speeds to linear and angular velocity",
+            ("wheel speeds", "linear and angular velocity"),
+        ),
+        (
+            "How do I compute the wheel speeds from a cmd_vel message?",
+            ("a cmd_vel message", "the wheel speeds"),
+        ),
+        ("How do I get from a path to velocity commands?", ("a path", "velocity commands")),
+        ("What is the capital of France?", None),
+        ("How do I tune a PID loop?", None),
+    ],
+)
+def test_the_conversion_a_question_asks_for(question: str, asked: tuple[str, str] | None) -> None:
+    found = direction_asked(question)
+    assert (found.source, found.target) == asked if found else asked is None
+
+
+@pytest.mark.parametrize(
+    ("question", "heading", "other_way"),
+    [
+        ("how do i convert wheel speeds to linear and angular velocity", INVERSE, True),
+        ("how do i convert wheel speeds to linear and angular velocity", FORWARD, False),
+        ("How do I compute the wheel speeds from a cmd_vel message?", FORWARD, True),
+        ("How do I compute the wheel speeds from a cmd_vel message?", INVERSE, False),
+        # One shared word is no inverse: "velocity" alone.
+        ("How do I get from a path to velocity commands?", INVERSE, False),
+        ("how do I go from the body frame to the world frame", FORWARD, False),
+    ],
+)
+def test_a_heading_converts_the_way_asked_or_the_other(question: str, heading: str, other_way: bool) -> None:
+    asked = direction_asked(question)
+    assert asked is not None
+    assert goes_the_other_way(asked, heading) is other_way
+
+
+def test_under_a_heading_without_a_direction_the_passages_own_prose_decides() -> None:
+    asked = Direction("wheel speeds", "body velocity")
+    driver = "The driver node converts each command into wheel speeds, clipping them as described above:"
+    assert goes_the_other_way(asked, "Reading the cmd_vel topic", driver)
+    assert not goes_the_other_way(asked, "Reading the cmd_vel topic", "A ground robot uses two fields.")
+    # Code is not read: a program's names go every way.
+    program = "Python:\n\n```python\n# convert body velocity to wheel speeds\nv_l = v - w\n```"
+    assert not goes_the_other_way(asked, "Reading the cmd_vel topic", program)
+
+
+@pytest.mark.parametrize(
+    ("question", "other_way"),
+    [
+        ("and the other way round?", True),
+        ("The other way around?", True),
+        ("vice versa?", True),
+        ("what about the inverse?", True),
+        ("and the reverse?", True),
+        ("how do I fix it?", False),
+        ("what is the inverse of a transform?", False),
+    ],
+)
+def test_a_follow_up_asks_for_the_conversion_reversed(question: str, other_way: bool) -> None:
+    assert asks_the_other_way(question) is other_way
+
+
+def test_a_reversed_direction_reads_as_a_question() -> None:
+    assert Direction("a cmd_vel message", "the wheel speeds").reversed().question() == (
+        "from the wheel speeds to a cmd_vel message"
+    )
+
+
+def test_the_passage_that_converts_the_other_way_ranks_below_the_one_asked_for(tmp_path: Path) -> None:
+    """Both sections share their words; the inverse even repeats the question's. The one that goes
+    the way asked is ranked first."""
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "drive.md").write_text(
+        "# Drive\n\n## From body velocity to wheel speeds\n\nEach wheel speed follows from the body "
+        "velocity: the wheel speeds are the velocity plus or minus half the turn rate times the track.\n\n"
+        "## From wheel speeds to body velocity\n\nThe body velocity is the average of the wheel speeds, "
+        "and the turn rate their difference over the track.\n",
+        encoding="utf-8",
+    )
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, site)
+    retriever = Retriever.open(settings)
+    try:
+        question = "How do I convert wheel speeds to body velocity?"
+        sections = retriever.search(question).sections
+        ranked = retriever.rank_passages(question, sections)
+        assert sections[ranked[0].passage.section].heading_text == "From wheel speeds to body velocity"
+        inverse = "How do I convert body velocity to wheel speeds?"
+        ranked = retriever.rank_passages(inverse, sections)
+        assert sections[ranked[0].passage.section].heading_text == "From body velocity to wheel speeds"
+    finally:
+        retriever.close()

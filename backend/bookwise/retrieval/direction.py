@@ -5,12 +5,12 @@ velocity" and "From body velocity to wheel speeds", whose passages share every w
 convert wheel speeds to linear and angular velocity?" is answered by the first; the second gives
 the inverse formula, which a reader would apply the wrong way round. A question asks for a direction
 when it says "from X to Y", "convert (turn, map, transform) X to Y" or "compute (get, find, derive)
-Y from X"; a heading goes one when it reads "From X to Y", and a passage under a heading that reads
-none when its prose says one of the question's forms ("The driver node converts each command into
-wheel speeds"). A section goes the other way when more
-of the question's source words are in the heading's target, and of its target words in the
-heading's source, than the other way about, and at least two: "velocity" alone does not make "from
-a path to velocity commands" the inverse of "From body velocity to wheel speeds".
+Y from X". A heading goes one way when it reads "From X to Y"; under a heading that reads none, a
+passage goes the way its own prose says in one of those forms ("The driver node converts each command
+into wheel speeds"). It goes the other way from the question when more of the question's source
+words are in its target, and of the question's target words in its source, than the other way
+about, and at least two: "velocity" alone does not make "from a path to velocity commands" the
+inverse of "From body velocity to wheel speeds".
 """
 
 from __future__ import annotations

@@ -8,11 +8,15 @@ import pytest
 
 from apiserver import hash_settings, ingest_hashed
 from bookwise.retrieval.direction import (
+    ALONG,
+    NEITHER,
     Direction,
     asks_the_other_way,
     direction_asked,
     goes_the_other_way,
+    way_of,
 )
+from bookwise.retrieval.passage_rank import PassageWeights
 from bookwise.retrieval.retriever import Retriever
 
 FORWARD = "From wheel speeds to body velocity"
@@ -63,6 +67,9 @@ def test_under_a_heading_without_a_direction_the_passages_own_prose_decides() ->
     driver = "The driver node converts each command into wheel speeds, clipping them as described above:"
     assert goes_the_other_way(asked, "Reading the cmd_vel topic", driver)
     assert not goes_the_other_way(asked, "Reading the cmd_vel topic", "A ground robot uses two fields.")
+    both = f"{driver} The odometry node converts wheel speeds into body velocity."
+    assert way_of(asked, "Reading the cmd_vel topic", both) == NEITHER  # it says both ways
+    assert way_of(asked, "Odometry", "The odometry node converts wheel speeds into body velocity.") == ALONG
     # Code is not read: a program's names go every way.
     program = "Python:\n\n```python\n# convert body velocity to wheel speeds\nv_l = v - w\n```"
     assert not goes_the_other_way(asked, "Reading the cmd_vel topic", program)
@@ -113,5 +120,33 @@ def test_the_passage_that_converts_the_other_way_ranks_below_the_one_asked_for(t
         inverse = "How do I convert body velocity to wheel speeds?"
         ranked = retriever.rank_passages(inverse, sections)
         assert sections[ranked[0].passage.section].heading_text == "From body velocity to wheel speeds"
+    finally:
+        retriever.close()
+
+
+def test_a_passage_whose_prose_goes_the_way_asked_gains_and_the_other_way_loses(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "frames.md").write_text(
+        "# Frames\n\n## Transforms\n\nGoing from world coordinates into the body frame uses the inverse "
+        "transform.\n\nWorld coordinates and body coordinates are both in use on a robot.\n\n"
+        "The forward transform maps body frame coordinates into world coordinates.\n",
+        encoding="utf-8",
+    )
+    settings = hash_settings(tmp_path / "data")
+    ingest_hashed(settings, site)
+    retriever = Retriever.open(settings)
+    try:
+        question = "How do I convert world coordinates to body frame coordinates?"
+        sections = retriever.search(question).sections
+
+        def scores(weights: PassageWeights) -> dict[str, float]:
+            ranked = retriever.rank_passages(question, sections, weights)
+            return {p.passage.text.split()[0]: p.score for p in ranked}
+
+        weighed, unweighed = scores(PassageWeights()), scores(PassageWeights(way_asked=0, other_way=0))
+        assert weighed["Going"] - unweighed["Going"] == pytest.approx(PassageWeights().way_asked)
+        assert unweighed["The"] - weighed["The"] == pytest.approx(PassageWeights().other_way)
+        assert weighed["World"] == pytest.approx(unweighed["World"])  # no direction: neither
     finally:
         retriever.close()

@@ -17,10 +17,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from bookwise.retrieval.topics import stems
 
-OTHER_WAY_WORDS = 2
+OTHER_WAY_WORDS = 2  # shared words that make a passage go a way: "velocity" alone does not
+Way = Literal[-1, 0, 1]
+AGAINST: Way = -1
+NEITHER: Way = 0
+ALONG: Way = 1
 _SIDE = r"[^?.!;:,()]+?"  # one side of a conversion: words up to the end of the clause
 _END = r"(?=\s*(?:[?.!;:,()]|$|\s(?:and then|so that|in order|with|using|for|when|if|by)\b))"
 _CONVERT = r"(?:convert|turn|transform|translate|map)(?:s|ed|ing)?|mapping|mapped"
@@ -75,27 +80,38 @@ def heading_direction(heading: str) -> Direction | None:
     return Direction(found.group("source"), found.group("target"))
 
 
-def goes_the_other_way(asked: Direction, heading: str, text: str = "") -> bool:
-    """Whether a passage converts the other way from ``asked``: as its section's ``heading`` reads,
-    or, under a heading that reads no direction, as its own prose says ("The driver node converts
-    each command into wheel speeds"). Code is not read: its names go every way."""
+def way_of(asked: Direction, heading: str, text: str = "") -> Way:
+    """Which way a passage converts, against ``asked``: as its section's ``heading`` reads, or, under a
+    heading that reads no direction, as its own prose says ("The driver node converts each command into
+    wheel speeds"; "Going the other way, from world coordinates into the body frame, uses…"). ``ALONG``
+    or ``AGAINST`` the question, or ``NEITHER`` (no direction, or both). Code is not read: its names go
+    every way."""
     went = heading_direction(heading)
     if went is not None:
-        return _against(asked, went)
+        return _way(asked, went)
     prose = _FENCE.sub(" ", text)
-    return any(
-        _against(asked, Direction(found.group("source"), found.group("target")))
+    ways = {
+        _way(asked, Direction(found.group("source"), found.group("target")))
         for pattern in (_FROM_TO, _CONVERTS, _DERIVES)
         for found in pattern.finditer(prose)
-    )
+    } - {NEITHER}
+    return ways.pop() if len(ways) == 1 else NEITHER
 
 
-def _against(asked: Direction, went: Direction) -> bool:
+def goes_the_other_way(asked: Direction, heading: str, text: str = "") -> bool:
+    return way_of(asked, heading, text) == AGAINST
+
+
+def _way(asked: Direction, went: Direction) -> Way:
     source, target = set(stems(asked.source)), set(stems(asked.target))
     from_, to = set(stems(went.source)), set(stems(went.target))
     along = len(source & from_) + len(target & to)
     against = len(source & to) + len(target & from_)
-    return against >= OTHER_WAY_WORDS and against > along
+    if against >= OTHER_WAY_WORDS and against > along:
+        return AGAINST
+    if along >= OTHER_WAY_WORDS and along > against:
+        return ALONG
+    return NEITHER
 
 
 def asks_the_other_way(question: str) -> bool:

@@ -10,8 +10,8 @@ Each candidate passage is scored by
   what a text holds: a capital symbol only as written);
 * ``prior``: the retrieval rank of its section (the reranked, fused evidence of all its chunks);
 
-less a share for a long passage, and for one of a section that converts the other way from the
-question (``direction``).
+less a share for a long passage; more or less for one that converts the way the question asks or
+the other way (``direction``).
 
 The weights were chosen on our own question sets (``eval/``) by ``scripts/bench_passages.py``.
 """
@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.retrieval.assemble import SectionChunk, assemble, windows
-from bookwise.retrieval.direction import Direction, goes_the_other_way
+from bookwise.retrieval.direction import Direction, way_of
 from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passages import Passage, passages_of
 
@@ -43,7 +43,8 @@ class PassageWeights:
     long_chars: int = 1600  # passages longer than this lose score in proportion
     long_penalty: float = 0.1
     plain_share: float = 0.0  # of the cosine, from the passage alone (measured: no gain, twice the cost)
-    other_way: float = 0.15  # lost by a passage of a section converting the other way from the question
+    other_way: float = 0.15  # lost by a passage converting the other way from the question…
+    way_asked: float = 0.1  # …and gained by one converting the way it asks
 
 
 @dataclass(frozen=True)
@@ -137,18 +138,19 @@ def rank_passages(
     weights: PassageWeights = PassageWeights(),
     asked: Direction | None = None,
 ) -> list[ScoredPassage]:
-    """Every passage of ``sections``, best first. ``asked``: the conversion the question asks for,
-    whose passages going the other way lose ``weights.other_way`` ("From body velocity to wheel
-    speeds" for "convert wheel speeds to velocity")."""
+    """Every passage of ``sections``, best first. ``asked``: the conversion the question asks for;
+    a passage going the other way loses ``weights.other_way`` ("From body velocity to wheel speeds"
+    for "convert wheel speeds to velocity"), one going the way asked gains ``weights.way_asked``."""
     found = candidates(sections)
     if not found:
         return []
     contexts = [context_of(s) for s in sections]
 
-    def other_way(passage: Passage) -> bool:
-        return asked is not None and goes_the_other_way(
-            asked, sections[passage.section].heading_text, passage.text
-        )
+    def way(passage: Passage) -> float:
+        if asked is None:
+            return 0.0
+        went = way_of(asked, sections[passage.section].heading_text, passage.text)
+        return weights.way_asked * (went > 0) - weights.other_way * (went < 0)
 
     vectors = embed(embedding_inputs(sections, found))
     # A short passage embedded with its heading is mostly its heading: every pointer sentence under
@@ -175,7 +177,7 @@ def rank_passages(
             + weights.coverage * coverage
             + weights.prior * prior
             - weights.long_penalty * min(excess, 3.0)
-            - (weights.other_way if other_way(passage) else 0.0)
+            + way(passage)
         )
         scored.append(ScoredPassage(passage, score, dense, coverage, len(query_terms)))
     scored.sort(key=lambda s: (-s.score, s.passage.section, s.passage.position))

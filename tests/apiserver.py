@@ -23,6 +23,7 @@ from bookwise.index.embedders import HashEmbedder
 from bookwise.index.factory import open_store
 from bookwise.ingest.manifest import BuiltDoc, DocKey
 from bookwise.ingest.site import read_site_config
+from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from servers import serve_in_thread
 
@@ -98,6 +99,21 @@ def build_book(root: Path, **overrides: Any) -> Settings:
         path.write_text(content, encoding="utf-8")
     ingest_hashed(settings, site)
     return settings
+
+
+@contextmanager
+def one_page_book(root: Path, markdown: str) -> Iterator[Retriever]:
+    """A retriever over a book of one page, ``docs/page.md``, indexed with the hash embedder."""
+    site = root / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "page.md").write_text(markdown, encoding="utf-8")
+    settings = hash_settings(root / "data")
+    ingest_hashed(settings, site)
+    retriever = Retriever.open(settings)
+    try:
+        yield retriever
+    finally:
+        retriever.close()
 
 
 @contextmanager

@@ -56,6 +56,12 @@ def ask(answerer: Answerer, question: str, **fields: Any) -> Answer:
     return Answer(anyio.run(run))
 
 
+def follow_up(answerer: Answerer, question: str, then: str) -> tuple[Answer, Answer]:
+    """``question``'s answer, then ``then``'s, asked with the first exchange as its history."""
+    first = ask(answerer, question)
+    return first, ask(answerer, then, history=(Turn("user", question), Turn("assistant", first.text)))
+
+
 def ask_about_proportional(answerer: Answerer, question: str, **fields: Any) -> Answer:
     """``question`` about the Proportional paragraph, selected on the PID page."""
     selected = {"mode": "selected_text", "selected_text": PROPORTIONAL}
@@ -242,9 +248,7 @@ def test_a_message_that_names_nothing_to_look_up_quotes_nothing_regression(
 def test_a_follow_up_is_declined_although_its_answer_was_just_cited_regression(book: Answerer) -> None:
     """ "how do I fix it?" after the windup passage: the cure is that passage's last sentence, which
     was left out as already shown, and the rest did not answer."""
-    first = ask(book, WALL)
-    history = (Turn("user", WALL), Turn("assistant", first.text))
-    answer = ask(book, "how do I fix it?", history=history)
+    _, answer = follow_up(book, WALL, "how do I fix it?")
     assert answer.kind == "extractive", answer.text
     assert any(source.heading == "Windup, noise and saturation" for source in answer.sources)
 
@@ -254,10 +258,8 @@ def test_a_fix_for_what_was_just_shown_leads_with_a_worked_example_regression(bo
     of encoder ticks: the passage on drift, which says it is calibrated out or corrected with other
     sensors, had just been shown and was left out."""
     question = "Why does my robot drift to one side when it should drive straight?"
-    first = ask(book, question)
+    first, answer = follow_up(book, question, "how do I fix that?")
     assert "calibrated out" in first.flat
-    history = (Turn("user", question), Turn("assistant", first.text))
-    answer = ask(book, "how do I fix that?", history=history)
     assert answer.kind == "extractive", answer.text
     first_quote = answer.flat.split("[1]")[0]
     assert "calibrated out" in first_quote, answer.text
@@ -670,10 +672,8 @@ def test_the_other_way_round_quoted_the_same_conversion_again_regression(book: A
     and a passage of prose and code was not seen as shown, its citation marker standing between them in
     the answer. It is searched as the conversion reversed, and what was shown is not quoted again."""
     question = "How do I compute the wheel speeds from a cmd_vel message?"
-    first = ask(book, question)
+    first, answer = follow_up(book, question, "and the other way round?")
     assert "`linear.x` is `v`" in first.flat
-    history = (Turn("user", question), Turn("assistant", first.text))
-    answer = ask(book, "and the other way round?", history=history)
     assert answer.kind == "extractive", answer.text
     assert answer.sources[0].heading == "From wheel speeds to body velocity"
     assert "`linear.x` is `v`" not in answer.flat and "def wheel_speeds" not in answer.text

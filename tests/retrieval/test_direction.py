@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from apiserver import hash_settings, ingest_hashed
+from apiserver import one_page_book
 from bookwise.retrieval.direction import (
     ALONG,
     NEITHER,
@@ -17,7 +17,6 @@ from bookwise.retrieval.direction import (
     way_of,
 )
 from bookwise.retrieval.passage_rank import PassageWeights
-from bookwise.retrieval.retriever import Retriever
 
 FORWARD = "From wheel speeds to body velocity"
 INVERSE = "From body velocity to wheel speeds"
@@ -100,19 +99,13 @@ def test_a_reversed_direction_reads_as_a_question() -> None:
 def test_the_passage_that_converts_the_other_way_ranks_below_the_one_asked_for(tmp_path: Path) -> None:
     """Both sections share their words; the inverse even repeats the question's. The one that goes
     the way asked is ranked first."""
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "docs" / "drive.md").write_text(
+    book = (
         "# Drive\n\n## From body velocity to wheel speeds\n\nEach wheel speed follows from the body "
         "velocity: the wheel speeds are the velocity plus or minus half the turn rate times the track.\n\n"
         "## From wheel speeds to body velocity\n\nThe body velocity is the average of the wheel speeds, "
-        "and the turn rate their difference over the track.\n",
-        encoding="utf-8",
+        "and the turn rate their difference over the track.\n"
     )
-    settings = hash_settings(tmp_path / "data")
-    ingest_hashed(settings, site)
-    retriever = Retriever.open(settings)
-    try:
+    with one_page_book(tmp_path, book) as retriever:
         question = "How do I convert wheel speeds to body velocity?"
         sections = retriever.search(question).sections
         ranked = retriever.rank_passages(question, sections)
@@ -120,23 +113,15 @@ def test_the_passage_that_converts_the_other_way_ranks_below_the_one_asked_for(t
         inverse = "How do I convert body velocity to wheel speeds?"
         ranked = retriever.rank_passages(inverse, sections)
         assert sections[ranked[0].passage.section].heading_text == "From body velocity to wheel speeds"
-    finally:
-        retriever.close()
 
 
 def test_a_passage_whose_prose_goes_the_way_asked_gains_and_the_other_way_loses(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "docs" / "frames.md").write_text(
+    book = (
         "# Frames\n\n## Transforms\n\nGoing from world coordinates into the body frame uses the inverse "
         "transform.\n\nWorld coordinates and body coordinates are both in use on a robot.\n\n"
-        "The forward transform maps body frame coordinates into world coordinates.\n",
-        encoding="utf-8",
+        "The forward transform maps body frame coordinates into world coordinates.\n"
     )
-    settings = hash_settings(tmp_path / "data")
-    ingest_hashed(settings, site)
-    retriever = Retriever.open(settings)
-    try:
+    with one_page_book(tmp_path, book) as retriever:
         question = "How do I convert world coordinates to body frame coordinates?"
         sections = retriever.search(question).sections
 
@@ -148,5 +133,3 @@ def test_a_passage_whose_prose_goes_the_way_asked_gains_and_the_other_way_loses(
         assert weighed["Going"] - unweighed["Going"] == pytest.approx(PassageWeights().way_asked)
         assert unweighed["The"] - weighed["The"] == pytest.approx(PassageWeights().other_way)
         assert weighed["World"] == pytest.approx(unweighed["World"])  # no direction: neither
-    finally:
-        retriever.close()

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from apiserver import hash_settings, ingest_hashed
+from apiserver import one_page_book
 from bookwise.retrieval.measures import asks_for_formula, measures_asked, states_measure, writes_formula
-from bookwise.retrieval.retriever import Retriever
 
 
 @pytest.mark.parametrize(
@@ -88,21 +87,13 @@ def test_a_passage_writes_a_formula_or_not(text: str, writes: bool) -> None:
 def test_how_much_memory_was_held_by_as_much_as_regression(tmp_path: Path) -> None:
     """ "How much memory does the server need?" counted "much" as held by a benchmark's "the figures
     move as much as between sizes", which states no amount; the sizing passage, "400 MB", states one."""
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "docs" / "sizing.md").write_text(
+    book = (
         "# Sizing\n\n## Memory\n\nThe server uses about 400 MB of memory for a small book.\n\n"
-        "## Benchmarks\n\nFor the server's memory, the figures move as much as between sizes.\n",
-        encoding="utf-8",
+        "## Benchmarks\n\nFor the server's memory, the figures move as much as between sizes.\n"
     )
-    settings = hash_settings(tmp_path / "data")
-    ingest_hashed(settings, site)
-    retriever = Retriever.open(settings)
-    try:
+    with one_page_book(tmp_path, book) as retriever:
         question = "How much memory does the server need?"
         ranked = retriever.rank_passages(question, retriever.search(question).sections)
         coverage = {p.passage.text.split()[0]: p.coverage for p in ranked}
         assert coverage["The"] == pytest.approx(1.0)
         assert coverage["For"] < coverage["The"]
-    finally:
-        retriever.close()

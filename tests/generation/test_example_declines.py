@@ -664,6 +664,7 @@ def test_converting_wheel_speeds_to_velocity_leads_with_the_formula_that_way(boo
     first = answer.flat.split("[1]")[0]
     assert "The robot's forward speed is the average of the two" in first, answer.text
     assert answer.sources[0].heading == "From wheel speeds to body velocity"
+    assert "def wheel_speeds" not in answer.text  # the program the other way round
 
 
 def test_the_other_way_round_quoted_the_same_conversion_again_regression(book: Answerer) -> None:

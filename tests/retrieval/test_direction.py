@@ -8,6 +8,7 @@ import pytest
 
 from apiserver import one_page_book
 from bookwise.retrieval.direction import (
+    AGAINST,
     ALONG,
     NEITHER,
     Direction,
@@ -69,9 +70,11 @@ def test_under_a_heading_without_a_direction_the_passages_own_prose_decides() ->
     both = f"{driver} The odometry node converts wheel speeds into body velocity."
     assert way_of(asked, "Reading the cmd_vel topic", both) == NEITHER  # it says both ways
     assert way_of(asked, "Odometry", "The odometry node converts wheel speeds into body velocity.") == ALONG
-    # Code is not read: a program's names go every way.
-    program = "Python:\n\n```python\n# convert body velocity to wheel speeds\nv_l = v - w\n```"
-    assert not goes_the_other_way(asked, "Reading the cmd_vel topic", program)
+    # A program's code is not read, its names go every way; its docstrings and comments are.
+    assert (
+        way_of(asked, "Reading the cmd_vel topic", "```python\nv_l = wheel_speeds(body_velocity)\n```")
+        == NEITHER
+    )
 
 
 @pytest.mark.parametrize(
@@ -133,3 +136,17 @@ def test_a_passage_whose_prose_goes_the_way_asked_gains_and_the_other_way_loses(
         assert weighed["Going"] - unweighed["Going"] == pytest.approx(PassageWeights().way_asked)
         assert unweighed["The"] - weighed["The"] == pytest.approx(PassageWeights().other_way)
         assert weighed["World"] == pytest.approx(unweighed["World"])  # no direction: neither
+
+
+def test_the_inverse_program_was_quoted_second_for_its_docstring_went_unread_regression() -> None:
+    """ "how do i convert wheel speeds to linear and angular velocity" quoted, after the right formula,
+    the program converting body velocity to wheel speeds: only its docstring says so."""
+    asked = Direction("wheel speeds", "linear and angular velocity")
+    program = (
+        'Python:\n\n```python title="diff_drive.py"\ndef wheel_speeds(v, omega, track=0.30):\n'
+        '    """Body velocity (m/s, rad/s) to wheel speeds (rad/s), returned as (left, right)."""\n'
+        "    v_l = v - omega * track / 2\n    # both wheels scaled alike\n    return v_l\n```"
+    )
+    assert way_of(asked, "Reading the cmd_vel topic", program) == AGAINST
+    odometry = "```cpp\n// From wheel speeds to body velocity\ndouble v = (v_r + v_l) / 2;\n```"
+    assert way_of(asked, "Odometry", odometry) == ALONG

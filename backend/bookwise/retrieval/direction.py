@@ -39,6 +39,10 @@ _CONVERTS = re.compile(
 )
 _DERIVES = re.compile(rf"\b(?:{_DERIVE})\s+(?P<target>{_SIDE})\s+from\s+(?P<source>{_SIDE}){_END}", re.I)
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+# A docstring's first line, or a comment on a line of its own (#, //).
+_COMMENT = re.compile(r'^[ \t]*(?:"""|\'\'\'|#|//)[ \t]*([^\n"\']+)', re.M)
+_PARENTHESES = re.compile(r"\s*\([^()]*\)")
+_COMMENT_WAY = re.compile(r"^\W*(?:from\s+)?(?P<source>.+?)\s+(?:to|into)\s+(?P<target>.+?)\W*$", re.I)
 _HEADING = re.compile(r"^\W*from\s+(?P<source>.+?)\s+(?:to|into)\s+(?P<target>.+?)\W*$", re.I)
 # "the other way round?", "and the reverse?", "vice versa?", "what about the inverse?"
 _OTHER_WAY = re.compile(
@@ -83,19 +87,37 @@ def heading_direction(heading: str) -> Direction | None:
 def way_of(asked: Direction, heading: str, text: str = "") -> Way:
     """Which way a passage converts, against ``asked``: as its section's ``heading`` reads, or, under a
     heading that reads no direction, as its own prose says ("The driver node converts each command into
-    wheel speeds"; "Going the other way, from world coordinates into the body frame, uses…"). ``ALONG``
-    or ``AGAINST`` the question, or ``NEITHER`` (no direction, or both). Code is not read: its names go
-    every way."""
+    wheel speeds"; "Going the other way, from world coordinates into the body frame, uses…") and its
+    programs' docstrings and comments read, as headings do ("Body velocity to wheel speeds"; not the
+    code itself, whose names go every way). ``ALONG`` or ``AGAINST`` the question, or ``NEITHER`` (no
+    direction, or both)."""
     went = heading_direction(heading)
     if went is not None:
         return _way(asked, went)
     prose = _FENCE.sub(" ", text)
-    ways = {
-        _way(asked, Direction(found.group("source"), found.group("target")))
+    said = [
+        Direction(found.group("source"), found.group("target"))
         for pattern in (_FROM_TO, _CONVERTS, _DERIVES)
         for found in pattern.finditer(prose)
-    } - {NEITHER}
+    ]
+    said += [went for line in _comments(text) if (went := _comment_direction(line)) is not None]
+    ways = {_way(asked, went) for went in said} - {NEITHER}
     return ways.pop() if len(ways) == 1 else NEITHER
+
+
+def _comment_direction(line: str) -> Direction | None:
+    found = _COMMENT_WAY.match(line)
+    if found is None or not stems(found.group("source")) or not stems(found.group("target")):
+        return None
+    return Direction(found.group("source"), found.group("target"))
+
+
+def _comments(text: str) -> list[str]:
+    """The first line of each docstring and the comments of ``text``'s code, without their
+    parentheses: a program says which way it converts there ("Body velocity (m/s, rad/s) to wheel
+    speeds (rad/s), returned as (left, right)." reads "Body velocity to wheel speeds")."""
+    lines = [m.group(1) for fence in _FENCE.findall(text) for m in _COMMENT.finditer(fence)]
+    return [_PARENTHESES.sub("", line).split(",")[0].strip() for line in lines]
 
 
 def goes_the_other_way(asked: Direction, heading: str, text: str = "") -> bool:

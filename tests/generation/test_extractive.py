@@ -377,3 +377,20 @@ def test_which_sensor_works_best_was_cut_to_the_one_row_it_rules_out_regression(
     assert "Ultrasonic" not in rows_asked_about(table, "What is the typical range of a depth camera?")
     named = rows_asked_about(table, "Is sonar better than lidar?")
     assert "Ultrasonic" in named and "2D scanning lidar" in named and "Depth camera" not in named
+
+
+def test_what_is_a_setting_quoted_the_row_before_it_too_regression() -> None:
+    """ "what is BOOKWISE_TRUSTED_PROXIES" quoted `BOOKWISE_ALLOWED_HOSTS` first: the passage was a
+    short piece of the settings table, and only a long table was cut. The manual promises the header
+    and the row the asked term heads, whatever the table's length."""
+    header = "| variable | type | default | meaning |\n|---|---|---|---|"
+    hosts = "| `BOOKWISE_ALLOWED_HOSTS` | list of text | `[]` | Host names for the Origin check. |"
+    proxies = "| `BOOKWISE_TRUSTED_PROXIES` | list of text | `[]` | Addresses of your reverse proxies. |"
+    table = "\n".join([header, hosts, proxies])
+    cut = f"{header}\n{proxies}\n| … | | | |"
+    assert rows_asked_about(table, "what is BOOKWISE_TRUSTED_PROXIES") == cut
+    assert rows_asked_about(table, "What does `BOOKWISE_TRUSTED_PROXIES` default to?") == cut
+    assert rows_asked_about(table, "How do I run behind a proxy?") == table  # no row named
+    assert (
+        rows_asked_about(f"{header}\n{proxies}", "what is BOOKWISE_TRUSTED_PROXIES") == f"{header}\n{proxies}"
+    )

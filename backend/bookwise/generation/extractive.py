@@ -19,7 +19,7 @@ from bookwise.retrieval.models import SectionResult
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import is_tab_label, link_text, split_units
 from bookwise.retrieval.snippets import flat, sentences, words
-from bookwise.retrieval.topics import GREEK, symbols_named
+from bookwise.retrieval.topics import GREEK, defined_terms, symbols_named
 
 EXTRACTIVE_LABEL = (
     "*From the book: no language model is configured, so this is the book's own text that best "
@@ -59,6 +59,8 @@ INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in beh
 # gained one, 0.6 lost one (it pushed out a third passage that held a fact).
 COMPLETING_MARGIN = 0.45
 # A reference table longer than this is quoted with only the rows the question asks about.
+# A name of code in a question ("BOOKWISE_API_PORT", "`colorMode`", "trailingSlash"): a row it heads.
+_IDENTIFIER = re.compile(r"`([^`]+)`|\b([A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*)\b")
 LONG_TABLE_ROWS = 4
 MIN_ROW_WORDS = 2
 # A list item's marker, where an item starts inside a list unit: each item is read as one line.
@@ -126,12 +128,18 @@ def rows_asked_about(markdown: str, question: str) -> str:
     row stands out (none shares ``MIN_ROW_WORDS`` words, or most rows match or are named by the
     question) is quoted whole, and so is a table whose rows a question weighs against each other
     without naming any ("Which range sensor works best outdoors in sunlight?" was cut to the depth
-    camera, whose weakness is sunlight; "Is sonar better than lidar?" keeps their two rows)."""
+    camera, whose weakness is sunlight; "Is sonar better than lidar?" keeps their two rows). A table
+    with a row headed by a term the question names ("what is BOOKWISE_DATA_DIR?") is cut to that row,
+    however short (``_row_named``)."""
     wanted = words(question)
     weighs = bool(_WEIGHS_ROWS.search(question))
+    code = [quoted or bare for quoted, bare in _IDENTIFIER.findall(question)]
+    named = {term.lower() for term in [*defined_terms(question), *code]}
     units = split_units(markdown)
     cut = [
-        "\n".join(_matching_rows(unit.text.split("\n"), wanted, weighs))
+        "\n".join(
+            _row_named(unit.text.split("\n"), named) or _matching_rows(unit.text.split("\n"), wanted, weighs)
+        )
         if unit.kind == "table"
         else unit.text
         for unit in units
@@ -139,6 +147,22 @@ def rows_asked_about(markdown: str, question: str) -> str:
     if cut == [unit.text for unit in units]:
         return markdown
     return "\n\n".join(cut)
+
+
+def _row_named(table: list[str], named: set[str]) -> list[str]:
+    """The table cut to its header and the rows whose first cell is a term the question names
+    ("what is BOOKWISE_DATA_DIR?": that setting's row of a settings table, however short the table),
+    with a "…" row for the others; empty when no row is named so."""
+    header, body = table[:2], table[2:]
+    if not named or len(header) < 2 or not DELIMITER_ROW.match(header[1]):
+        return []
+    kept = [row for row in body if row.strip().strip("|").split("|")[0].strip(" `").lower() in named]
+    if not kept:
+        return []
+    if len(kept) == len(body):
+        return table
+    columns = max(1, header[0].strip().strip("|").count("|") + 1)
+    return [*header, *kept, "| … |" + " |" * (columns - 1)]
 
 
 def _matching_rows(table: list[str], wanted: set[str], weighs: bool) -> list[str]:

@@ -102,18 +102,25 @@ def build_book(root: Path, **overrides: Any) -> Settings:
 
 
 @contextmanager
-def one_page_book(root: Path, markdown: str) -> Iterator[Retriever]:
-    """A retriever over a book of one page, ``docs/page.md``, indexed with the hash embedder."""
-    site = root / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "docs" / "page.md").write_text(markdown, encoding="utf-8")
-    settings = hash_settings(root / "data")
-    ingest_hashed(settings, site)
+def hashed_retriever(site_dir: Path, data_dir: Path) -> Iterator[Retriever]:
+    """A retriever over ``site_dir``, indexed into ``data_dir`` with the hash embedder."""
+    settings = hash_settings(data_dir)
+    ingest_hashed(settings, site_dir)
     retriever = Retriever.open(settings)
     try:
         yield retriever
     finally:
         retriever.close()
+
+
+@contextmanager
+def one_page_book(root: Path, markdown: str) -> Iterator[Retriever]:
+    """A retriever over a book of one page, ``docs/page.md``, indexed with the hash embedder."""
+    site = root / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "page.md").write_text(markdown, encoding="utf-8")
+    with hashed_retriever(site, root / "data") as retriever:
+        yield retriever
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from apiserver import hash_settings, ingest_hashed
+from apiserver import hashed_retriever
 from bookwise.ingest.payload import ChunkPayload
 from bookwise.retrieval.instant import (
     InstantHit,
@@ -111,13 +111,8 @@ def test_a_section_with_two_close_passages_outranks_one_with_a_single_closer_one
 @pytest.fixture(scope="module")
 def example_hashed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
     """The example book indexed with the deterministic embedder, opened once for the module."""
-    settings = hash_settings(tmp_path_factory.mktemp("instant") / "data")
-    ingest_hashed(settings, EXAMPLE_SITE)
-    retriever = Retriever.open(settings)
-    try:
+    with hashed_retriever(EXAMPLE_SITE, tmp_path_factory.mktemp("instant") / "data") as retriever:
         yield retriever
-    finally:
-        retriever.close()
 
 
 def test_kalman_gai_ranks_the_section_that_teaches_the_gain_above_the_exercises(

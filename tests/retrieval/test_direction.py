@@ -14,7 +14,6 @@ from bookwise.retrieval.direction import (
     Direction,
     asks_the_other_way,
     direction_asked,
-    goes_the_other_way,
     way_of,
 )
 from bookwise.retrieval.passage_rank import PassageWeights
@@ -59,14 +58,14 @@ def test_the_conversion_a_question_asks_for(question: str, asked: tuple[str, str
 def test_a_heading_converts_the_way_asked_or_the_other(question: str, heading: str, other_way: bool) -> None:
     asked = direction_asked(question)
     assert asked is not None
-    assert goes_the_other_way(asked, heading) is other_way
+    assert (way_of(asked, heading) == AGAINST) is other_way
 
 
 def test_under_a_heading_without_a_direction_the_passages_own_prose_decides() -> None:
     asked = Direction("wheel speeds", "body velocity")
     driver = "The driver node converts each command into wheel speeds, clipping them as described above:"
-    assert goes_the_other_way(asked, "Reading the cmd_vel topic", driver)
-    assert not goes_the_other_way(asked, "Reading the cmd_vel topic", "A ground robot uses two fields.")
+    assert way_of(asked, "Reading the cmd_vel topic", driver) == AGAINST
+    assert way_of(asked, "Reading the cmd_vel topic", "A ground robot uses two fields.") == NEITHER
     both = f"{driver} The odometry node converts wheel speeds into body velocity."
     assert way_of(asked, "Reading the cmd_vel topic", both) == NEITHER  # it says both ways
     assert way_of(asked, "Odometry", "The odometry node converts wheel speeds into body velocity.") == ALONG

@@ -156,13 +156,10 @@ def _row_named(table: list[str], named: set[str]) -> list[str]:
     header, body = table[:2], table[2:]
     if not named or len(header) < 2 or not DELIMITER_ROW.match(header[1]):
         return []
-    kept = [row for row in body if row.strip().strip("|").split("|")[0].strip(" `").lower() in named]
+    kept = [row for row in body if _first_cell(row).strip(" `").lower() in named]
     if not kept:
         return []
-    if len(kept) == len(body):
-        return table
-    columns = max(1, header[0].strip().strip("|").count("|") + 1)
-    return [*header, *kept, "| … |" + " |" * (columns - 1)]
+    return table if len(kept) == len(body) else _cut_to(header, kept)
 
 
 def _matching_rows(table: list[str], wanted: set[str], weighs: bool) -> list[str]:
@@ -173,12 +170,21 @@ def _matching_rows(table: list[str], wanted: set[str], weighs: bool) -> list[str
     bar = max(MIN_ROW_WORDS, max(shared) - 1)
     # A row the question names (a word of its first cell: "how do sonar, an infrared ToF sensor and a
     # 2D lidar compare?") is kept whatever else it shares: a comparison keeps its table whole.
-    named = [bool(words(row.strip().strip("|").split("|")[0]) & wanted) for row in body]
+    named = [bool(words(_first_cell(row)) & wanted) for row in body]
     if weighs and not any(named):
         return table
     kept = [row for row, n, name in zip(body, shared, named, strict=True) if n >= bar or name]
     if not kept or len(kept) * 2 > len(body):
         return table
+    return _cut_to(header, kept)
+
+
+def _first_cell(row: str) -> str:
+    return row.strip().strip("|").split("|")[0]
+
+
+def _cut_to(header: list[str], kept: list[str]) -> list[str]:
+    """A table's ``header`` and ``kept`` rows, then a "…" row for the rows left out."""
     columns = max(1, header[0].strip().strip("|").count("|") + 1)
     return [*header, *kept, "| … |" + " |" * (columns - 1)]
 

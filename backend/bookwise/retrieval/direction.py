@@ -68,48 +68,33 @@ class Direction:
 def direction_asked(question: str) -> Direction | None:
     """The conversion ``question`` asks for, if any: "convert wheel speeds to body velocity" goes from
     wheel speeds to body velocity, and so does "compute body velocity from wheel speeds"."""
-    for pattern in (_FROM_TO, _CONVERTS, _DERIVES):
-        if found := pattern.search(question):
-            source, target = found.group("source").strip(), found.group("target").strip()
-            if stems(source) and stems(target):
-                return Direction(source, target)
-    return None
-
-
-def heading_direction(heading: str) -> Direction | None:
-    """The direction a heading reads: "From a path to velocity commands"."""
-    found = _HEADING.match(heading)
-    if found is None or not stems(found.group("source")) or not stems(found.group("target")):
-        return None
-    return Direction(found.group("source"), found.group("target"))
+    found = (_read(pattern.search(question)) for pattern in (_FROM_TO, _CONVERTS, _DERIVES))
+    return next((direction for direction in found if direction is not None), None)
 
 
 def way_of(asked: Direction, heading: str, text: str = "") -> Way:
-    """Which way a passage converts, against ``asked``: as its section's ``heading`` reads, or, under a
-    heading that reads no direction, as its own prose says ("The driver node converts each command into
-    wheel speeds"; "Going the other way, from world coordinates into the body frame, uses…") and its
-    programs' docstrings and comments read, as headings do ("Body velocity to wheel speeds"; not the
+    """Which way a passage converts, against ``asked``: as its section's ``heading`` reads ("From X to
+    Y"), or, under a heading that reads no direction, as its own prose says ("The driver node converts
+    each command into wheel speeds"; "Going the other way, from world coordinates into the body frame,
+    uses…") and its programs' docstrings and comments read ("Body velocity to wheel speeds"; not the
     code itself, whose names go every way). ``ALONG`` or ``AGAINST`` the question, or ``NEITHER`` (no
     direction, or both)."""
-    went = heading_direction(heading)
+    went = _read(_HEADING.match(heading))
     if went is not None:
         return _way(asked, went)
     prose = _FENCE.sub(" ", text)
-    said = [
-        Direction(found.group("source"), found.group("target"))
-        for pattern in (_FROM_TO, _CONVERTS, _DERIVES)
-        for found in pattern.finditer(prose)
-    ]
-    said += [went for line in _comments(text) if (went := _comment_direction(line)) is not None]
-    ways = {_way(asked, went) for went in said} - {NEITHER}
+    said = [_read(found) for pattern in (_FROM_TO, _CONVERTS, _DERIVES) for found in pattern.finditer(prose)]
+    said += [_read(_COMMENT_WAY.match(line)) for line in _comments(text)]
+    ways = {_way(asked, went) for went in said if went is not None} - {NEITHER}
     return ways.pop() if len(ways) == 1 else NEITHER
 
 
-def _comment_direction(line: str) -> Direction | None:
-    found = _COMMENT_WAY.match(line)
-    if found is None or not stems(found.group("source")) or not stems(found.group("target")):
+def _read(found: re.Match[str] | None) -> Direction | None:
+    """The direction a match of one of the patterns above reads, when both its sides name something."""
+    if found is None:
         return None
-    return Direction(found.group("source"), found.group("target"))
+    source, target = found.group("source").strip(), found.group("target").strip()
+    return Direction(source, target) if stems(source) and stems(target) else None
 
 
 def _comments(text: str) -> list[str]:
@@ -118,10 +103,6 @@ def _comments(text: str) -> list[str]:
     speeds (rad/s), returned as (left, right)." reads "Body velocity to wheel speeds")."""
     lines = [m.group(1) for fence in _FENCE.findall(text) for m in _COMMENT.finditer(fence)]
     return [_PARENTHESES.sub("", line).split(",")[0].strip() for line in lines]
-
-
-def goes_the_other_way(asked: Direction, heading: str, text: str = "") -> bool:
-    return way_of(asked, heading, text) == AGAINST
 
 
 def _way(asked: Direction, went: Direction) -> Way:

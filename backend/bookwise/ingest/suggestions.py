@@ -90,6 +90,27 @@ _CODE_OR_LINK = re.compile(r"`[^`]*`|\]\([^)]*\)|https?://\S+")
 _LATER_WORD = re.compile(r"(?:(?<=\w )|(?<=\w, )|(?<=\w; ))([^\W\d_][\w'’-]*)")
 _NOT_GERUNDS = frozenset("something nothing anything everything string during".split())
 _GENERIC_PARTS = frozenset("introduction tutorial overview basics reference guide".split())
+# A heading of only these words names a part every page may have ("Overview", "Caveats", "Rule details",
+# "Help and discussion"): asked alone it says nothing of the page ("What are goals?"), so it is not offered.
+_GENERIC_HEADING_NOUNS = frozenset(
+    """overview introduction installation setup usage configuration features goals caveats arguments
+    parameters returns thanks acknowledgements credits documentation tradeoffs trade-offs use-cases
+    initialization details notes background motivation options examples resources contents differences
+    suggestions help discussion limitations alternatives recommendations rules history purpose read""".split()
+)
+_GENERIC_HEADING_WORDS = _GENERIC_HEADING_NOUNS | frozenset(
+    """use cases table read more main new further additional other general basic initial key common
+    supported known rule important and of""".split()
+)
+_DETERMINER_WORDS = "the|an?|this|that|each|every|its|their|your|our|my"
+# Words after a noun that end its phrase ("the sidebar is", "a store with"): a noun before any other
+# word may be that word's modifier ("the store setup").
+_FUNCTION_WORDS = frozenset(
+    """is are was were be been has have had can could will would should may might must does do did of in
+    on at to for with from by as and or but that which who when where while if than so it""".split()
+)
+_COPULA = frozenset("is are was were become becomes".split())
+_CODE_HEADING = re.compile(r"`[^`]+`")  # a heading that is one piece of code: "`bookwise ingest`"
 _DASH = re.compile(r"\s+[-–—]\s+")
 _CALL = re.compile(r"^(?:async\s+)?([A-Za-z_$][\w$.]*\([^)]*\))$")
 _PART = re.compile(r",\s*part\s+\d+\b", re.IGNORECASE)
@@ -173,17 +194,25 @@ def _base_verb(word: str) -> str | None:
     return None
 
 
-def _plural(phrase: str) -> bool:
-    """A rough number for "What is/are …?": a list, or a plural head noun (the last word before a
-    preposition or a relative: "Rules of reducers", "Sensors that measure the world")."""
-    if "," in phrase or " and " in phrase:
-        return True
+def _head_noun(phrase: str) -> str:
+    """The last word before a preposition or a relative: "rules" of "Rules of reducers"."""
     head: list[str] = []
     for word in phrase.split():
         if word.lower() in _PREPOSITIONS or word.lower() in ("of", "that", "which"):
             break
         head.append(word)
-    word = head[-1].lower() if head else ""
+    return head[-1] if head else ""
+
+
+def _plural(phrase: str) -> bool:
+    """A rough number for "What is/are …?": a list, or a plural head noun (the last word before a
+    preposition or a relative: "Rules of reducers", "Sensors that measure the world", "Lifecycle APIs")."""
+    if "," in phrase or " and " in phrase:
+        return True
+    head = _head_noun(phrase)
+    if re.fullmatch(r"[A-Z]{2,}s", head):  # "APIs", "URLs"
+        return True
+    word = head.lower()
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s", "is", "us", "ics"))
 
 
@@ -246,7 +275,7 @@ def _task(words: list[str], page: PageWords) -> str | None:
     return f"How do I {verb} {said}?"
 
 
-def _about(phrase: str, page: PageWords = PageWords()) -> str:
+def _about(phrase: str, page: PageWords = PageWords(), *, code: bool = False) -> str:
     """A heading or title as a question a reader would ask: a task ("Create a doc", "Using plugins")
     as "How do I …?", a function as "What does … do?", a question as itself, a noun phrase as "What
     is/are …?" in sentence case; "What does “…” cover?" when its grammar is unclear (a sentence)."""
@@ -274,7 +303,8 @@ def _about(phrase: str, page: PageWords = PageWords()) -> str:
     versus = _VERSUS.split(phrase)
     if len(versus) == 2:
         return f"What is the difference between {_lower_first(versus[0])} and {versus[1]}?"
-    if re.search(r"n['’]t\b", phrase):  # "Something else doesn't work": a sentence, not a thing
+    if re.search(r"n['’]t\b", phrase) or _COPULA.intersection(w.lower() for w in words[1:]):
+        # "Something else doesn't work", "The docs are tested", "Routes become HTML files": sentences
         return f"What does “{phrase}” cover?"
     task = _task(words, page)
     if task is not None:
@@ -283,8 +313,62 @@ def _about(phrase: str, page: PageWords = PageWords()) -> str:
         gerund = f"{first} {' '.join(words[1:])}".strip()  # a gerund is no name
         return f"What should I know about {_in_sentence_case(gerund, page)}?"
     if len(words) <= NOUN_PHRASE_WORDS and first not in _PREPOSITIONS:
-        return f"What {'are' if _plural(phrase) else 'is'} {_in_sentence_case(phrase, page)}?"
+        plural = _plural(phrase)
+        said = _in_sentence_case(phrase, page)
+        bare = plural or code  # `bookwise ingest` is a name
+        return f"What {'are' if plural else 'is'} {said if bare else _with_article(said, page)}?"
     return f"What does “{phrase}” cover?"
+
+
+def _with_article(said: str, page: PageWords) -> str:
+    """A singular noun phrase as "What is …?" asks it: with the article its page gives it most ("the
+    rate limiter"), else, where the page never writes the phrase as a noun, with "the" when the page
+    gives its head noun one ("the default sidebar": "the sidebar"); a name ("Redux Toolkit",
+    "plugin-debug") or a phrase the page writes bare ("PID control") as it is."""
+    words = said.split()
+    if len(words) < 2 or words[0].lower() in _DETERMINERS or re.search(r"\w['’]s\b", said):
+        return said  # one word ("State", "Navbar") reads either way; "Kálmán's insight" owns its determiner
+    head = _head_noun(said)
+    if not head or _name_like(head) or all(w[:1].isupper() or _name_like(w) for w in words):
+        return said  # a name: "Redux Toolkit", "TodoMVC", "lifecycle APIs"
+    if head.lower().endswith("ics"):
+        return said  # "differential drive kinematics", "robotics": a field, never "the"
+    article = _article_used(said.lower(), page.prose)
+    if article is None:  # the phrase not found as a noun: its head noun's use says if it is countable
+        article = _article_used(head.lower(), page.prose) and "the"
+    if article in ("a", "an"):  # "a YAML authors file" gave "authors file" its "a"
+        article = "an" if said[:1].lower() in "aeiou" else "a"
+    return f"{article} {said}" if article else said
+
+
+def _article_used(phrase: str, prose: str) -> str | None:
+    """The article ``prose`` gives ``phrase`` where it ends a noun ("the rate limiter is", not "the
+    pure pursuit law"): "the", "a" or "an" when most such uses take one, "" when most are bare, None
+    when there is no such use."""
+    articles: Counter[str] = Counter()
+    uses = 0
+    # A determiner counts up to two words before: "the default sidebar" gives "sidebar" its article.
+    before = rf"(?:\b({_DETERMINER_WORDS})\s+(?:[a-z][\w-]*\s+){{0,2}}?)?"
+    for match in re.finditer(rf"{before}\b{re.escape(phrase)}\b(?:\s+([a-z][\w-]*))?", prose):
+        after = match.group(2)
+        if after and after not in _FUNCTION_WORDS:
+            continue  # a modifier of the next word: "the pure pursuit law"
+        uses += 1
+        if match.group(1):
+            articles[match.group(1) if match.group(1) in _ARTICLES else "the"] += 1
+    if not uses:
+        return None
+    return articles.most_common(1)[0][0] if sum(articles.values()) * 2 >= uses else ""
+
+
+def _generic(heading: str, title: str) -> bool:
+    """Whether a heading names only a part any page may have ("Overview", "Caveats", "Rule details"),
+    maybe with its page's subject ("Crowdin overview" on the page "i18n - Using Crowdin")."""
+    words = re.findall(r"[\w'’-]+", heading.lower())
+    subject = set(re.findall(r"[\w'’-]+", title.lower()))
+    return any(w in _GENERIC_HEADING_NOUNS for w in words) and all(
+        w in _GENERIC_HEADING_WORDS or w in subject for w in words
+    )
 
 
 def page_words(document: Document) -> PageWords:
@@ -313,9 +397,9 @@ def propose(document: Document) -> list[Proposal]:
         found.append(Proposal(_about(document.title, page)))
     headings = [s for s in document.sections if s.level == 2 and s.heading_text and s.blocks]
     found += [
-        Proposal(_about(s.heading_text, page))
+        Proposal(_about(s.heading_text, page, code=bool(_CODE_HEADING.fullmatch(s.heading.strip()))))
         for s in headings
-        if not _SKIPPED_HEADING.search(s.heading_text)
+        if not _SKIPPED_HEADING.search(s.heading_text) and not _generic(s.heading_text, document.title)
     ]
     if any(is_exercise_heading(s.heading_text) for s in document.sections if s.heading_text):
         found.append(Proposal("What are the exercises on this page?", check=False))

@@ -236,6 +236,13 @@ def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
     answers.add_argument("--concurrency", type=int, default=4, help="questions answered at once (default 4)")
     answers.add_argument("--limit", type=int, help="only the first N questions (a cheap trial run)")
     answers.add_argument("--no-judge", action="store_true", help="skip the LLM judge of supported sentences")
+    answers.add_argument(
+        "--reader-page",
+        choices=("none", "gold", "other"),
+        default="none",
+        help="ask each question from a page, as the widget sends the reader's: its first gold "
+        "section's page, or another page of the book (default none)",
+    )
     for flag, meaning in ANSWER_GATES.items():
         answers.add_argument(flag, type=float, help=meaning)
 
@@ -387,7 +394,13 @@ def _eval_answers(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit is not None and args.limit < 1:
         raise BookwiseError("--limit must be at least 1")
     questions = load_answer_questions(args.questions)[: args.limit]
-    evaluation = run_answer_eval(settings, questions, judge=not args.no_judge, concurrency=args.concurrency)
+    evaluation = run_answer_eval(
+        settings,
+        questions,
+        judge=not args.no_judge,
+        concurrency=args.concurrency,
+        reader_page=args.reader_page,
+    )
     gate = AnswerGate(
         min_first_cited=args.min_first_cited,
         min_any_cited=args.min_any_cited,

@@ -250,6 +250,13 @@ class RetrievalSettings(_Area):
     )
     retrieval_dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense channel.")
     retrieval_sparse_weight: float = Field(1.0, ge=0, description="RRF weight of the BM25 channel.")
+    retrieval_reader_page_sections: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Sections of the page the reader asks from (`page.url`) searched besides the book's; "
+        "a passage of that page leads when it scores near the best. `0` adds none.",
+    )
     section_max_tokens: int = Field(
         600,
         ge=16,

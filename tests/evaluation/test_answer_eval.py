@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from apiserver import build_book
@@ -30,8 +31,10 @@ from bookwise.evaluation.answers import (
     run_answer_eval,
     summary_lines,
 )
+from bookwise.evaluation.answers.run import ReaderPage, reader_page_of
 from bookwise.evaluation.retrieval import Question
 from bookwise.generation.extractive import NOT_COVERED
+from bookwise.retrieval.retriever import Retriever
 from bookwise.settings import Settings
 from fakellm import FakeLLM
 
@@ -417,3 +420,29 @@ def test_a_selection_that_cannot_answer_is_widened_as_the_reader_would(
     assert detail["scopes"][:2] == ["selection", "section"]  # done.widen followed, never guessed
     assert detail["outcome"] == "answered" and detail["first_cited"] == [FEEDING, "Evening feed"]
     assert detail["key_facts"]["missing"] == []
+
+
+def test_each_question_is_asked_from_its_gold_page_or_from_another(
+    book: Settings, questions: list[AnswerQuestion]
+) -> None:
+    """``--reader-page``: the page a question is asked from, as the widget sends the reader's."""
+
+    async def pages(mode: ReaderPage) -> list[str | None]:
+        retriever = Retriever.open(book)
+        try:
+            found = [await reader_page_of(retriever, q.question, mode) for q in questions]
+        finally:
+            retriever.close()
+        return [page.url if page is not None else None for page in found]
+
+    gold_pages = anyio.run(pages, "gold")
+    others = anyio.run(pages, "other")
+    assert anyio.run(pages, "none") == [None] * len(questions)
+    assert anyio.run(pages, "other") == others  # the same page for the same question, every run
+    for question, asked_gold, asked_other in zip(questions, gold_pages, others, strict=True):
+        gold_docs = {doc_path for doc_path, _ in question.question.gold}
+        if gold_docs:
+            assert asked_gold is not None and asked_gold.endswith(next(iter(gold_docs))[: -len(".md")])
+        else:
+            assert asked_gold is None  # an unanswerable question has no gold page
+        assert asked_other is not None and not any(asked_other.endswith(d[: -len(".md")]) for d in gold_docs)

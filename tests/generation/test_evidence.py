@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bookwise.generation.evidence import defines, headed_by, plan_passages
+from bookwise.generation.evidence import READER_PAGE_MARGIN, defines, headed_by, plan_passages
 from bookwise.generation.prompts import Turn
 from bookwise.retrieval.passage_rank import ScoredPassage
 from bookwise.retrieval.passages import Passage
@@ -435,3 +435,24 @@ def test_the_odometry_code_was_quoted_before_the_sentence_and_formulas_introduci
     far = ScoredPassage(introduction.passage, 0.5, dense=0.4, coverage=0.1)
     plan = plan_passages([code, far], sources, (), retrieval_sufficient=True, question=question)
     assert plan.quoted[0].text.startswith("```python")
+
+
+def test_a_passage_of_the_readers_page_leads_when_it_scores_near_the_best(section: SectionFactory) -> None:
+    """The page a reader asks from says what a short question means ("what is the gain?" on the Kalman
+    filter's page): its passage leads within ``READER_PAGE_MARGIN`` of the best, not beyond it."""
+    lab = "The Ziegler–Nichols method starts from the ultimate gain Ku."
+    kalman = "The Kalman gain K is between 0 and 1."
+    sources = [section("Ultimate gain", lab, 1), section("A one-dimensional Kalman filter", kalman, 2)]
+    near = [scored(0, lab, 0.80), scored(1, kalman, 0.80 - READER_PAGE_MARGIN + 0.01)]
+    far = [scored(0, lab, 0.80), scored(1, kalman, 0.80 - READER_PAGE_MARGIN - 0.01)]
+
+    def first(ranked: list[ScoredPassage], reader_page: tuple[str, ...]) -> str:
+        plan = plan_passages(ranked, sources, (), retrieval_sufficient=True, reader_page=reader_page)
+        return plan.quoted[0].text
+
+    assert first(near, ()) == lab
+    assert first(near, ("/p2",)) == kalman
+    assert first(far, ("/p2",)) == lab
+    # A passage of the page that would not answer on its own does not lead.
+    weak = [scored(0, lab, 0.80), scored(1, kalman, 0.75, coverage=0.0, dense=0.3)]
+    assert first(weak, ("/p2",)) == lab

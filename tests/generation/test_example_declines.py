@@ -678,3 +678,25 @@ def test_the_other_way_round_quoted_the_same_conversion_again_regression(book: A
     assert answer.kind == "extractive", answer.text
     assert answer.sources[0].heading == "From wheel speeds to body velocity"
     assert "`linear.x` is `v`" not in answer.flat and "def wheel_speeds" not in answer.text
+
+
+KALMAN_PAGE = "/docs/sensing/kalman-filter"
+
+
+def test_how_do_i_tune_it_on_the_kalman_page_quoted_the_pid_lab_regression(book: Answerer) -> None:
+    """A first question that points at the page it is asked from ("how do I tune it?" on the Kalman
+    filter's page) was searched as it stood, and the PID lab, which says "tune" most, answered it."""
+    on_kalman = ask(book, "how do I tune it?", page=Page(url=KALMAN_PAGE))
+    assert on_kalman.flat.split("[1]")[0].count("tuning knobs") == 1, on_kalman.text
+    on_path = ask(book, "how do I tune it?", page=Page(url="/docs/control/path-following"))
+    assert "The lookahead is the main tuning parameter" in on_path.flat.split("[1]")[0], on_path.text
+
+
+def test_a_question_naming_its_topic_is_answered_from_its_page_wherever_asked(book: Answerer) -> None:
+    """The reader's page is preferred only near the best passage: "What is odometry?" asked on the
+    sensors page, which mentions odometry, still opens with the sentence that says what it is."""
+    answer = ask(book, "What is odometry?", page=Page(url="/docs/sensing/sensors"))
+    first = answer.flat.split("[1]")[0]
+    assert first.count("Odometry applies the forward kinematics") == 1, answer.text
+    kalman = ask(book, "How does the Kalman filter work?", page=Page(url=PID_PAGE))
+    assert all(source.page_url == KALMAN_PAGE for source in kalman.sources[:1]), kalman.sources

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from bookwise.errors import LLMTimeoutError
-from bookwise.generation.followup import fallback_query, refers_back, standalone_query
+from bookwise.generation.followup import fallback_query, refers_back, standalone_query, with_page_topic
 from bookwise.generation.models import Page
 from bookwise.generation.prompts import Message, Turn
 from bookwise.generation.selection import selection_source, text_fragment, with_text_fragment
@@ -203,3 +203,23 @@ def test_the_other_way_round_searches_the_latest_conversion_reversed() -> None:
     # No conversion asked before: the topic is borrowed as for any follow-up.
     tuned = [Turn("user", "How do I tune PID gains?"), Turn("assistant", "…")]
     assert fallback_query("and the other way round?", tuned) == "and the other way round? tune PID gains"
+
+
+@pytest.mark.parametrize(
+    ("question", "history", "topic"),
+    [
+        ("how do I tune it?", (), "The Kalman Filter"),  # the reader's page is what "it" is
+        ("why does it drift?", (), "The Kalman Filter"),
+        ("How do I tune the process noise Q?", (), None),  # names its own topic: no pronoun
+        ("how do I choose the lookahead distance for it on a fast robot?", (), None),  # names enough
+        ("how do I tune it?", (Turn("user", "What is a PID loop?"),), None),  # the conversation says
+    ],
+)
+def test_a_first_question_pointing_at_the_page_takes_its_topic_from_the_page(
+    question: str, history: tuple[Turn, ...], topic: str | None
+) -> None:
+    found = with_page_topic(question, history, "The Kalman Filter")
+    assert found == ([Turn("user", topic)] if topic else history)
+    if topic:
+        assert refers_back(question, found)
+        assert fallback_query(question, found) == f"{question} Kalman Filter"

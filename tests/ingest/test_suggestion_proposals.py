@@ -175,9 +175,9 @@ def test_a_heading_the_page_uses_as_a_noun_is_not_asked_as_a_task() -> None:
 # them, or of a part any page has, asked alone.
 ARTICLE_OF_THE_PAGE = [
     ("Default sidebar", "the default sidebar is built from the docs folder.", "What is the default sidebar?"),
-    ("Rate limiter", "requests beyond the limit are refused by the rate limiter.", "What is the rate limiter?"),
+    ("Rate limiter", "requests over the limit are refused by the rate limiter.", "What is the rate limiter?"),
     ("Authors file", "declare them in a yaml authors file.", "What is an authors file?"),
-    ("PID control", "with pid control, the error drives the motor. pid control is everywhere.", "What is PID control?"),
+    ("PID control", "with pid control, the error drives it. pid control is common.", "What is PID control?"),
     ("Pure pursuit", "steer with pure pursuit. the pure pursuit law is simple.", "What is pure pursuit?"),
     ("Differential drive kinematics", "the differential drive kinematics are linear.",
      "What is differential drive kinematics?"),
@@ -189,7 +189,7 @@ ARTICLE_OF_THE_PAGE = [
 
 @pytest.mark.parametrize(("heading", "prose", "question"), ARTICLE_OF_THE_PAGE)
 def test_suggested_questions_lacked_the_article_regression(heading: str, prose: str, question: str) -> None:
-    """"What is default sidebar?", "What is lifecycle APIs?", "What are routes become HTML files?": a
+    """ "What is default sidebar?", "What is lifecycle APIs?", "What are routes become HTML files?": a
     noun phrase was asked bare whatever its page wrote, an acronym's plural was read as singular."""
     page = PageWords(names=frozenset({"pid", "redux", "toolkit"}), prose=prose)
     assert _about(heading, page) == question
@@ -201,12 +201,12 @@ def test_a_heading_in_code_is_asked_as_a_name() -> None:
 
 
 def test_a_heading_of_a_part_any_page_has_was_suggested_alone_regression(make_site: SiteFactory) -> None:
-    """"What are goals?", "What is overview?", "What are arguments?", "What is Crowdin overview?": a
+    """ "What are goals?", "What is overview?", "What are arguments?", "What is Crowdin overview?": a
     heading naming a part any page may have says nothing of its page asked alone."""
     page = (
-        "---\ntitle: i18n - Using Crowdin\n---\n\nSites are translated with Crowdin.\n\n## Overview\n\nText.\n\n"
-        "## Crowdin overview\n\nText.\n\n## Caveats\n\nText.\n\n## Rule details\n\nText.\n\n"
-        "## Main themes\n\nThe themes.\n\n## Sync the translations\n\nText.\n"
+        "---\ntitle: i18n - Using Crowdin\n---\n\nSites are translated with Crowdin.\n\n"
+        "## Overview\n\nText.\n\n## Crowdin overview\n\nText.\n\n## Caveats\n\nText.\n\n"
+        "## Rule details\n\nText.\n\n## Main themes\n\nThe themes.\n\n## Sync the translations\n\nText.\n"
     )
     site = make_site({"docs/crowdin.md": page})
     params = ChunkingParams(max_tokens=200, overlap_tokens=0, min_tokens=0, model_max_tokens=512,

@@ -110,6 +110,15 @@ def test_filters_restrict_sections(book: tuple[Settings, IndexStore]) -> None:
     assert nothing.sections == [] and not nothing.sufficient_context
 
 
+def test_the_readers_page_is_searched_alone(book: tuple[Settings, IndexStore]) -> None:
+    retriever = retriever_for(book)
+    on_page = retriever.search_page("store", "https://example.com/docs/basics/state/?x=1#store", top_k=3)
+    assert on_page and {s.page_url for s in on_page} == {"/docs/basics/state"}
+    assert len(on_page) <= 3
+    assert retriever.search_page("store", "/docs/no-such-page", top_k=3) == []
+    assert retriever.search_page("store", "not a path", top_k=3) == []
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

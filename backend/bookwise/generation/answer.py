@@ -53,7 +53,13 @@ from bookwise.generation.extractive import (
     passage_answer,
     selection_answer,
 )
-from bookwise.generation.followup import SearchQuery, refers_back, standalone_query, widened_query
+from bookwise.generation.followup import (
+    SearchQuery,
+    refers_back,
+    standalone_query,
+    widened_query,
+    with_page_topic,
+)
 from bookwise.generation.models import AnswerKind, ChatRequest, Plan, Prepared, Scope, Written
 from bookwise.generation.outcome import declines
 from bookwise.generation.prompts import (
@@ -245,14 +251,20 @@ class Answerer:
             # Widened from the reader's page: "what does this chapter say about delay?" asks the book
             # about delay; "chapter" and "say" would find passages that say "this chapter".
             return SearchQuery(topic, rewritten=True, method="page")
+        history: Sequence[Turn] = request.history
+        page_url = request.page.url if request.page is not None else ""
+        page = await self.retriever.arun(lambda: self.retriever.page(page_url)) if page_url else None
+        if page is not None:
+            # "how do I tune it?" asked first on the Kalman filter's page asks about the Kalman filter.
+            history = with_page_topic(question, history, page.title)
         holds = None
-        if self.llm is None and refers_back(question, request.history):
+        if self.llm is None and refers_back(question, history):
             # The book's phrases, read when the answer is warmed: "the derivative one" is its derivative
             # term only where the book says so.
             holds = (await self.retriever.arun(functools.partial(book_phrases, self.retriever))).holds
         return await standalone_query(
             question,
-            request.history,
+            history,
             llm=self.llm,
             timeout_s=self.settings.llm_rewrite_timeout_s,
             holds=holds,
@@ -299,7 +311,14 @@ class Answerer:
         if self.llm is None and scope != "selection" and found.sources:
             # "and the other way round?" names nothing, yet asks for what was not shown: the inverse.
             own_topic = names_a_topic(question) or asks_the_other_way(question)
-            found = await self._with_passages(found, query, request.history, scope, names_own_topic=own_topic)
+            found = await self._with_passages(
+                found,
+                query,
+                request.history,
+                scope,
+                names_own_topic=own_topic,
+                reader_page=request.page.url if request.page is not None and scope == "book" else None,
+            )
         return found
 
     async def _with_passages(
@@ -310,6 +329,7 @@ class Answerer:
         scope: Scope,
         *,
         names_own_topic: bool = True,
+        reader_page: str | None = None,
     ) -> _Retrieved:
         """``found`` with the passages to quote: they renumber the sources and may judge the book silent.
         ``names_own_topic``: whether the reader's question names something of its own, not only what
@@ -325,6 +345,7 @@ class Answerer:
             absent_words=found.absent_words,
             defining_sections=scope == "book",
             names_own_topic=names_own_topic,
+            reader_page=reader_page,
         )
         return replace(
             found,
@@ -352,7 +373,19 @@ class Answerer:
         result = await self.retriever.asearch(query, top_k=request.top_k, filters={**filters, **from_page})
         if not result.sections and from_page:  # the reader's version/locale is not in the index
             result = await self.retriever.asearch(query, top_k=request.top_k, filters=filters)
-        return result
+            from_page = {}
+        wanted = self.settings.retrieval_reader_page_sections
+        if request.page is None or not wanted or not result.sections:
+            return result
+        # The page the reader asks from says which of two close answers the reader means: its best
+        # sections join the book's, and a passage of it leads when it scores near the best
+        # (``evidence.READER_PAGE_MARGIN``).
+        on_page = await self.retriever.asearch_page(
+            query, request.page.url, top_k=wanted, filters={**filters, **from_page}
+        )
+        known = {section.section_id for section in result.sections}
+        added = [section for section in on_page if section.section_id not in known]
+        return replace(result, sections=[*result.sections, *added]) if added else result
 
     @staticmethod
     def _selection_sources(

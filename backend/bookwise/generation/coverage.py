@@ -19,7 +19,7 @@ from bookwise.generation.study import without_solutions
 from bookwise.lru import Lru
 from bookwise.retrieval.models import RetrievalResult, SectionResult
 from bookwise.retrieval.passages import passages_of
-from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever
+from bookwise.retrieval.retriever import KEY_WORD_COSINE, Retriever, page_paths
 from bookwise.retrieval.topics import (
     GREEK,
     PHRASE_WORDS,
@@ -362,10 +362,12 @@ async def passage_plan(
     absent_words: Sequence[str] = (),
     defining_sections: bool = True,
     names_own_topic: bool = True,
+    reader_page: str | None = None,
 ) -> PassagePlan:
     """The passages of ``sources`` that answer ``query``, or the decline (``sufficient`` false).
     ``defining_sections``: a "what is" question may also quote the section of the book that defines
     its term; not when the answer is bound to one section (a selection widened to its section).
+    ``reader_page``: the URL of the page the reader asks from, whose passages are preferred.
     ``names_own_topic``: false when the reader's question names nothing of its own ("how do I fix
     it?"): a passage the previous answers showed may then be quoted again."""
     if defining_sections:
@@ -380,6 +382,7 @@ async def passage_plan(
         asks_unknown=bool(asked_unknown),
         question=query,
         names_own_topic=names_own_topic,
+        reader_page=page_paths(reader_page) if reader_page else (),
     )
     if not plan.sufficient or plan.best is None:
         return plan

@@ -38,7 +38,7 @@ one, when one scores near the best.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from bookwise.generation.citations import strip_markers
@@ -75,6 +75,8 @@ INTRODUCTION_MARGIN = 0.2  # …or the passage introducing it, right before it, 
 # Kalman filter's tuning 0.98 against 0.76; a new passage that holds the fix ("To fix it, lower K")
 # scores close to the passage it follows.
 SHOWN_MARGIN = 0.15
+# A passage of the page the reader asks from leads when it scores this close to the best one.
+READER_PAGE_MARGIN = 0.1
 EMPHASIS = re.compile(r"\*\*([^*\n]{1,60})\*\*|(?<![*\w])[*_]([^*_\n]{1,60})[*_](?![*\w])")
 _IS = frozenset("is are means mean refers denotes describes".split())
 _QUESTION_HEADING = frozenset("why how when what where which who should can does do".split())
@@ -218,9 +220,13 @@ def _initials(word: str) -> str:
 
 
 def _definition_first(
-    fresh: list[ScoredPassage], sources: Sequence[SectionResult], question: str
+    fresh: list[ScoredPassage],
+    sources: Sequence[SectionResult],
+    question: str,
+    reader_page: Collection[str] = (),
 ) -> list[ScoredPassage]:
-    """``fresh`` with the best passage that defines what ``question`` asks about first, if any."""
+    """``fresh`` with the best passage that defines what ``question`` asks about first, if any; of
+    passages that define it alike, one of the reader's page (``reader_page``) first."""
     terms = defined_terms(question)
     if not terms or not fresh:
         return fresh
@@ -229,6 +235,7 @@ def _definition_first(
         p for p in fresh if "prose" in p.passage.kinds and _PLAIN_LEAD.match(p.passage.text)
     )
     near = [p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN]
+    near.sort(key=lambda p: sources[p.passage.section].page_url not in reader_page)
 
     def says_it(p: ScoredPassage) -> bool:
         heading = sources[p.passage.section].known_as
@@ -331,6 +338,27 @@ def _said_first(fresh: list[ScoredPassage], question: str) -> list[ScoredPassage
     return fresh if said is None else _leading(said, fresh)
 
 
+def _reader_page_first(
+    fresh: list[ScoredPassage], sources: Sequence[SectionResult], reader_page: Collection[str]
+) -> list[ScoredPassage]:
+    """``fresh`` with the best passage of the reader's page first, when one answers and scores within
+    ``READER_PAGE_MARGIN`` of the best: the page says which of two close answers the reader means. "One
+    Markdown doc needs an extra CSS class on <body> and a custom browser-tab title", asked on the page
+    on head metadata, led with the tabs page's `className` prop."""
+    if not reader_page or not fresh or sources[fresh[0].passage.section].page_url in reader_page:
+        return fresh
+    near = (p for p in fresh if p.score >= fresh[0].score - READER_PAGE_MARGIN)
+    found = next(
+        (
+            p
+            for p in near
+            if sources[p.passage.section].page_url in reader_page and evidence(p) >= ANSWER_EVIDENCE
+        ),
+        None,
+    )
+    return fresh if found is None else _leading(found, fresh)
+
+
 def _exercises_first(fresh: list[ScoredPassage], asked_for: set[int]) -> list[ScoredPassage]:
     """``fresh`` with the best passage of an exercise section first, when the question asks for the
     exercises (``asked_for``: those sections) and it scores near the best one."""
@@ -358,9 +386,11 @@ def plan_passages(
     asks_unknown: bool = False,
     question: str = "",
     names_own_topic: bool = True,
+    reader_page: Collection[str] = (),
 ) -> PassagePlan:
     """``names_own_topic``: false for a follow-up that names nothing of its own ("how do I fix it?"),
-    which asks about what the previous answers showed."""
+    which asks about what the previous answers showed. ``reader_page``: the ``page_url`` forms of the
+    page the reader asks from."""
     shown = _shown_before(history)
     exercises = {n for n, source in enumerate(sources) if is_exercise_section(source)}
     asked_for = exercises if _ASKS_FOR_EXERCISES.search(question) else set()
@@ -389,7 +419,11 @@ def plan_passages(
     assert best is not None
     # Code the reader asked for leads even bare; otherwise a best passage that cannot be read first
     # gives way to one that can ("Its third column…").
-    said = readable_lead_first(_said_first(_definition_first(fresh, sources, question), question))
+    # The reader's page first, so that a definition the question asks for still leads over it.
+    on_page = _reader_page_first(fresh, sources, reader_page)
+    said = readable_lead_first(
+        _said_first(_definition_first(on_page, sources, question, reader_page), question)
+    )
     lead = _code_first(said, question)
     lead = _formula_first(lead, question)
     lead = _exercises_first(lead, asked_for)

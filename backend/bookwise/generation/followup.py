@@ -31,6 +31,8 @@ _REFERRING = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[\w.'-]+")
+_PRONOUN = re.compile(r"\b(it|its|it's|this|that|these|those|they|them|their)\b", re.IGNORECASE)
+PAGE_REFERENT_WORDS = 2  # "how do I tune it?": "tune"; "what are its limits?": "limits"
 _POINTING = ("the", "a", "an", "this", "that", "these", "those")  # articles and demonstratives
 _DETERMINERS = frozenset((*_POINTING, "my", "your", "our", "its", "their"))
 Holds = Callable[[Sequence[str]], bool]  # whether the book writes these words together
@@ -66,6 +68,17 @@ def refers_back(question: str, history: Sequence[Turn]) -> bool:
         or bool(_REFERRING.search(question))
         or asks_the_other_way(question)
     )
+
+
+def with_page_topic(question: str, history: Sequence[Turn], page_title: str) -> Sequence[Turn]:
+    """``history``, or, for a first question that points at something it does not name ("how do I tune
+    it?" asked on the Kalman filter's page), the reader's page as the topic asked before: a question
+    of at most ``PAGE_REFERENT_WORDS`` topic words with a pronoun."""
+    if not page_title or any(turn.role == "user" for turn in history) or not _PRONOUN.search(question):
+        return history
+    if len(topic_words(question)) > PAGE_REFERENT_WORDS:
+        return history
+    return [Turn("user", page_title)]
 
 
 def previous_topic(history: Sequence[Turn]) -> list[str]:

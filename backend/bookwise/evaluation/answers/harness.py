@@ -10,7 +10,7 @@ from bookwise.errors import ConfigError
 from bookwise.evaluation.answers.judge import Judge
 from bookwise.evaluation.answers.questions import AnswerQuestion
 from bookwise.evaluation.answers.report import AnswerEval
-from bookwise.evaluation.answers.run import answer_question
+from bookwise.evaluation.answers.run import ReaderPage, answer_question
 from bookwise.evaluation.answers.scoring import AnswerOutcome
 from bookwise.generation.answer import Answerer
 from bookwise.generation.llm import LLMClient
@@ -19,7 +19,12 @@ from bookwise.settings import Settings
 
 
 async def evaluate_answers(
-    answerer: Answerer, questions: Sequence[AnswerQuestion], *, judge: Judge | None, concurrency: int
+    answerer: Answerer,
+    questions: Sequence[AnswerQuestion],
+    *,
+    judge: Judge | None,
+    concurrency: int,
+    reader_page: ReaderPage = "none",
 ) -> list[AnswerOutcome]:
     """Every question answered (and judged), ``concurrency`` at a time; outcomes in question order."""
     outcomes: list[AnswerOutcome | None] = [None] * len(questions)
@@ -27,7 +32,7 @@ async def evaluate_answers(
 
     async def one(index: int, question: AnswerQuestion) -> None:
         async with limiter:
-            run = await answer_question(answerer, question.question)
+            run = await answer_question(answerer, question.question, reader_page)
             verdict = None
             if judge is not None and run.outcome == "answered":
                 verdict = await judge.judge(question.question.question, run)
@@ -40,9 +45,15 @@ async def evaluate_answers(
 
 
 def run_answer_eval(
-    settings: Settings, questions: Sequence[AnswerQuestion], *, judge: bool = True, concurrency: int = 4
+    settings: Settings,
+    questions: Sequence[AnswerQuestion],
+    *,
+    judge: bool = True,
+    concurrency: int = 4,
+    reader_page: ReaderPage = "none",
 ) -> AnswerEval:
-    """The configured index and model (extractive without one), as ``bookwise serve`` would answer."""
+    """The configured index and model (extractive without one), as ``bookwise serve`` would answer;
+    ``reader_page``: the page each question is asked from (``run.ReaderPage``)."""
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     judge_model = settings.eval_judge_model or settings.llm_model
@@ -63,7 +74,11 @@ def run_answer_eval(
                     else None
                 )
                 outcomes = await evaluate_answers(
-                    Answerer(settings, retriever, llm), questions, judge=judged, concurrency=concurrency
+                    Answerer(settings, retriever, llm),
+                    questions,
+                    judge=judged,
+                    concurrency=concurrency,
+                    reader_page=reader_page,
                 )
                 version = retriever.index_version
             finally:

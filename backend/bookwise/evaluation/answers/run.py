@@ -4,9 +4,12 @@ collected into an ``AnswerRun``; a ``done.widen`` offer is accepted, as a reader
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Literal
+
+import anyio
 
 from bookwise.errors import BookwiseError
 from bookwise.evaluation.retrieval import Question, SectionKey
@@ -17,6 +20,9 @@ from bookwise.generation.models import ChatRequest, Page, Scope
 from bookwise.retrieval.retriever import Retriever
 
 Outcome = Literal["answered", "declined", "error"]
+# The page every question is asked from (``page.url``, as the widget sends the reader's): none, the
+# page of its first gold section, or another page of the book.
+ReaderPage = Literal["none", "gold", "other"]
 MAX_WIDENINGS = 2  # selection → section → book
 WIDER: dict[str, Scope] = {"section": "section", "book": "book"}  # what done.widen may offer
 
@@ -100,9 +106,31 @@ async def _page_of(retriever: Retriever, question: Question) -> Page | None:
     return Page(result.sections[0].page_url) if result.sections else None
 
 
-async def answer_question(answerer: Answerer, question: Question) -> AnswerRun:
+async def reader_page_of(retriever: Retriever, question: Question, asked_from: ReaderPage) -> Page | None:
+    """The page a question is asked from, as the widget sends it: ``gold``, where its first gold
+    document is published; ``other``, a page of the book that holds none of its gold documents (so
+    is an unanswerable question's page), the same for the same question on every run."""
+    if asked_from == "none":
+        return None
+    outlines = await anyio.to_thread.run_sync(retriever.outlines)
+    gold_docs = {doc_path for doc_path, _heading in question.gold}
+    if asked_from == "gold":
+        found = sorted(url for url, page in outlines.items() if page.doc_path in gold_docs)
+        return Page(found[0]) if found else None
+    others = sorted(url for url, page in outlines.items() if page.doc_path not in gold_docs)
+    if not others:
+        return None
+    pick = int(hashlib.sha256(question.id.encode()).hexdigest(), 16) % len(others)
+    return Page(others[pick])
+
+
+async def answer_question(
+    answerer: Answerer, question: Question, asked_from: ReaderPage = "none"
+) -> AnswerRun:
     started = time.monotonic()
     page = await _page_of(answerer.retriever, question)
+    if page is None:
+        page = await reader_page_of(answerer.retriever, question, asked_from)
     request = ChatRequest(
         question=question.question,
         mode="selected_text" if question.selected_text else "normal",

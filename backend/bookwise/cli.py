@@ -162,7 +162,11 @@ def _add_ask_command(commands: Commands) -> None:
     ask = commands.add_parser("ask", help="stream an answer in the terminal (the API's code path)")
     ask.add_argument("question")
     ask.add_argument("--selected-text", help="answer only from this passage (selected-text mode)")
-    ask.add_argument("--page-url", help="the page the passage is on (locates its section for the citation)")
+    ask.add_argument(
+        "--page-url",
+        help="the page the question is asked from, as the widget sends the reader's (it settles what a "
+        "short question means, and locates a selected passage's section for the citation)",
+    )
     ask.add_argument("--heading-id", help="the heading id above the passage")
     ask.add_argument(
         "--scope", choices=["selection", "section", "book"], help="widen a selected-text question"

@@ -235,6 +235,18 @@ def test_let_r_be_the_wheel_radius_defines_r_and_not_capital_r() -> None:
     assert not defines("Let the robot be still for a second.", "Calibration", False, "robot", strict=True)
 
 
+def test_what_does_e_mean_led_with_let_e_y_be_regression() -> None:
+    """ "what does e mean?" on the PID page led with path following's "Let `e_y` be the robot's sideways
+    distance": `e_y` and `e` have the same stems. The sentence that computes "the **error** `e =
+    setpoint − measurement`" was not read as saying what `e` is."""
+    let = "Let `e_y` be the robot's sideways distance and `e_θ` its heading error."
+    assert not defines(let, "Correcting cross-track and heading error", False, "e", strict=True)
+    error = "A closed-loop controller computes the **error** `e = setpoint − measurement`."
+    assert defines(error, "Open loop versus closed loop", False, "e", strict=True)
+    assert not defines("It stops when `e == 0`.", "Stopping", False, "e", strict=True)  # a test, not a name
+    assert not defines("The gain `K = P / (P + R)`.", "Gain", False, "R", strict=True)  # on the right side
+
+
 def test_if_x_is_set_to_false_does_not_define_x_regression() -> None:
     """ "What does the trailingSlash option do?" led with routing's "If `trailingSlash` is set to `false`,
     the build would emit …" (stop words dropped, it read as "trailingSlash is") over the option's own

@@ -690,6 +690,9 @@ def test_how_do_i_tune_it_on_the_kalman_page_quoted_the_pid_lab_regression(book:
     assert on_kalman.flat.split("[1]")[0].count("tuning knobs") == 1, on_kalman.text
     on_path = ask(book, "how do I tune it?", page=Page(url="/docs/control/path-following"))
     assert "The lookahead is the main tuning parameter" in on_path.flat.split("[1]")[0], on_path.text
+    # A symbol the page defines: "what does e mean?" on the PID page led with path following's `e_y`.
+    symbol = ask(book, "what does e mean?", page=Page(url=PID_PAGE))
+    assert "`e = setpoint − measurement`" in symbol.flat.split("[1]")[0], symbol.text
     # "what does it do?" names nothing at all: it was told the book does not cover it.
     on_pid = ask(book, "what does it do?", page=Page(url=PID_PAGE))
     assert on_pid.kind == "extractive" and on_pid.sources[0].page_url == PID_PAGE, on_pid.text

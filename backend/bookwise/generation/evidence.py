@@ -170,6 +170,8 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     text = "\n\n".join(unit.text for unit in split_units(text) if unit.kind != "code")
     if is_symbol(term) and not holds_symbol(text, term):
         return False  # the stems are lower case: "Let `r` be the wheel radius" says nothing of `R`
+    if is_symbol(term) and re.search(rf"`{re.escape(term)}\s*=(?!=)", text):
+        return True  # an equation that names it: "computes the **error** `e = setpoint − measurement`"
     if any(cell.strip("` ").lower() == term.lower() for cell in _FIRST_CELL.findall(text)):
         return True  # a reference table's row: "| `BOOKWISE_DATA_DIR` | path | … | Where the index … |"
     runs = {run, stems(spelled_apart(term))}
@@ -178,7 +180,7 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     for sentence in _SENTENCE.split(text):
         lead = _ARTICLE.sub("", sentence.strip(" >*_#-`"))
         words = re.findall(r"[\w-]+|,", lead.lower())
-        if words[:1] == ["let"] and is_symbol(term) and _lets(words[1:], runs):
+        if words[:1] == ["let"] and is_symbol(term) and _lets(words[1:], term.lower()):
             return True  # a textbook names its symbols so: "Let `r` be the wheel radius"
         if not words or not stems(words[0]):
             continue  # "If `trailingSlash` is set to `false`, …" uses X; the sentence must open with X
@@ -202,13 +204,14 @@ def defines(text: str, heading: str, first_of_section: bool, term: str, *, stric
     return first_of_section and not asked and _within(run, named) and _within(run, stems(text))
 
 
-def _lets(words: Sequence[str], runs: set[tuple[int, ...]]) -> bool:
-    """Whether ``words`` (after "Let") name one of ``runs`` and say what it is to be, first or in the
-    list that follows: "r be the wheel radius", ", b the track width", "and φ_r the wheel speeds"."""
+def _lets(words: Sequence[str], symbol: str) -> bool:
+    """Whether ``words`` (after "Let", lower case) name ``symbol`` itself and say what it is to be,
+    first or in the list that follows: "r be the wheel radius", ", b the track width", "and φ_r the
+    wheel speeds". "Let `e_y` be the sideways distance" names `e_y`, not `e`: the stems are alike."""
     for start in range(len(words) - 1):
         if start and words[start - 1] not in (",", "and"):
             continue
-        if stems(words[start]) in runs and words[start + 1] in ("be", "denote", "the"):
+        if words[start] == symbol and words[start + 1] in ("be", "denote", "the"):
             return True
     return False
 

@@ -55,6 +55,7 @@ from bookwise.generation.extractive import (
 )
 from bookwise.generation.followup import (
     SearchQuery,
+    points_at_page,
     refers_back,
     standalone_query,
     widened_query,
@@ -252,11 +253,11 @@ class Answerer:
             # about delay; "chapter" and "say" would find passages that say "this chapter".
             return SearchQuery(topic, rewritten=True, method="page")
         history: Sequence[Turn] = request.history
-        page_url = request.page.url if request.page is not None else ""
-        page = await self.retriever.arun(lambda: self.retriever.page(page_url)) if page_url else None
-        if page is not None:
+        if request.page is not None and points_at_page(question, history):
             # "how do I tune it?" asked first on the Kalman filter's page asks about the Kalman filter.
-            history = with_page_topic(question, history, page.title)
+            page_url = request.page.url
+            page = await self.retriever.arun(lambda: self.retriever.page(page_url))
+            history = with_page_topic(question, history, page.title if page is not None else "")
         holds = None
         if self.llm is None and refers_back(question, history):
             # The book's phrases, read when the answer is warmed: "the derivative one" is its derivative

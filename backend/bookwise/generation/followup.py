@@ -70,13 +70,18 @@ def refers_back(question: str, history: Sequence[Turn]) -> bool:
     )
 
 
+def points_at_page(question: str, history: Sequence[Turn]) -> bool:
+    """Whether ``question`` is a first question that points at something it does not name ("how do I
+    tune it?"): a pronoun and at most ``PAGE_REFERENT_WORDS`` topic words, nothing asked before."""
+    if any(turn.role == "user" for turn in history) or not _PRONOUN.search(question):
+        return False
+    return len(topic_words(question)) <= PAGE_REFERENT_WORDS
+
+
 def with_page_topic(question: str, history: Sequence[Turn], page_title: str) -> Sequence[Turn]:
-    """``history``, or, for a first question that points at something it does not name ("how do I tune
-    it?" asked on the Kalman filter's page), the reader's page as the topic asked before: a question
-    of at most ``PAGE_REFERENT_WORDS`` topic words with a pronoun."""
-    if not page_title or any(turn.role == "user" for turn in history) or not _PRONOUN.search(question):
-        return history
-    if len(topic_words(question)) > PAGE_REFERENT_WORDS:
+    """``history``, or, for a question that ``points_at_page`` ("how do I tune it?" asked on the Kalman
+    filter's page), the reader's page as the topic asked before."""
+    if not page_title or not points_at_page(question, history):
         return history
     return [Turn("user", page_title)]
 

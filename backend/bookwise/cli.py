@@ -244,8 +244,8 @@ def _add_answer_eval_flags(parser: argparse.ArgumentParser) -> None:
         "--reader-page",
         choices=("none", "gold", "other"),
         default="none",
-        help="ask each question from a page, as the widget sends the reader's: its first gold "
-        "section's page, or another page of the book (default none)",
+        help="ask each question from a page, as the widget sends the reader's: a page of its gold "
+        "sections, or another page of the book (default none)",
     )
     for flag, meaning in ANSWER_GATES.items():
         answers.add_argument(flag, type=float, help=meaning)

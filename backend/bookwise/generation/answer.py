@@ -381,8 +381,14 @@ class Answerer:
         # The page the reader asks from says which of two close answers the reader means: its best
         # sections join the book's, and a passage of it leads when it scores near the best
         # (``evidence.READER_PAGE_MARGIN``).
-        on_page = await self.retriever.asearch_page(
-            query, request.page.url, top_k=wanted, filters={**filters, **from_page}
+        on_page = await self.retriever.arun(
+            functools.partial(
+                self.retriever.search_page,
+                query,
+                request.page.url,
+                top_k=wanted,
+                filters={**filters, **from_page},
+            )
         )
         known = {section.section_id for section in result.sections}
         added = [section for section in on_page if section.section_id not in known]

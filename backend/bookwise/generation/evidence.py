@@ -285,11 +285,11 @@ def _leading(chosen: ScoredPassage, fresh: list[ScoredPassage]) -> list[ScoredPa
 
 
 def _near_best_first(
-    fresh: list[ScoredPassage], wanted: Callable[[ScoredPassage], bool]
+    fresh: list[ScoredPassage], wanted: Callable[[ScoredPassage], bool], margin: float = DEFINITION_MARGIN
 ) -> list[ScoredPassage]:
-    """``fresh`` with its best ``wanted`` passage first, when one scores within ``DEFINITION_MARGIN``
-    of the best: code asked for, a formula asked for, the exercises asked for."""
-    near = (p for p in fresh if p.score >= fresh[0].score - DEFINITION_MARGIN)
+    """``fresh`` with its best ``wanted`` passage first, when one scores within ``margin`` of the best:
+    code asked for, a formula asked for, the exercises asked for, a passage of the reader's page."""
+    near = (p for p in fresh if p.score >= fresh[0].score - margin)
     found = next((p for p in near if wanted(p)), None)
     return fresh if found is None else _leading(found, fresh)
 
@@ -350,16 +350,11 @@ def _reader_page_first(
     on head metadata, led with the tabs page's `className` prop."""
     if not reader_page or not fresh or sources[fresh[0].passage.section].page_url in reader_page:
         return fresh
-    near = (p for p in fresh if p.score >= fresh[0].score - READER_PAGE_MARGIN)
-    found = next(
-        (
-            p
-            for p in near
-            if sources[p.passage.section].page_url in reader_page and evidence(p) >= ANSWER_EVIDENCE
-        ),
-        None,
-    )
-    return fresh if found is None else _leading(found, fresh)
+
+    def on_page(p: ScoredPassage) -> bool:
+        return sources[p.passage.section].page_url in reader_page and evidence(p) >= ANSWER_EVIDENCE
+
+    return _near_best_first(fresh, on_page, READER_PAGE_MARGIN)
 
 
 def _exercises_first(fresh: list[ScoredPassage], asked_for: set[int]) -> list[ScoredPassage]:

@@ -58,9 +58,9 @@ INTRODUCED_MAX_CHARS = 2400  # a longer code block or table is not pulled in beh
 # docusaurus-docs-extra, redux-extra) 0.45 put every key fact in two more answers and cost none; 0.3
 # gained one, 0.6 lost one (it pushed out a third passage that held a fact).
 COMPLETING_MARGIN = 0.45
-# A reference table longer than this is quoted with only the rows the question asks about.
 # A name of code in a question ("BOOKWISE_API_PORT", "`colorMode`", "trailingSlash"): a row it heads.
 _IDENTIFIER = re.compile(r"`([^`]+)`|\b([A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*)\b")
+# A reference table longer than this is quoted with only the rows the question asks about.
 LONG_TABLE_ROWS = 4
 MIN_ROW_WORDS = 2
 # A list item's marker, where an item starts inside a list unit: each item is read as one line.

@@ -99,8 +99,8 @@ _GENERIC_HEADING_NOUNS = frozenset(
     suggestions help discussion limitations alternatives recommendations rules history purpose read""".split()
 )
 _GENERIC_HEADING_WORDS = _GENERIC_HEADING_NOUNS | frozenset(
-    """use cases table read more main new further additional other general basic initial key common
-    supported known rule important and of""".split()
+    """use cases table more main new further additional other general basic initial key common supported
+    known rule important and of""".split()
 )
 _DETERMINER_WORDS = "the|an?|this|that|each|every|its|their|your|our|my"
 # Words after a noun that end its phrase ("the sidebar is", "a store with"): a noun before any other

@@ -302,23 +302,12 @@ class Retriever:
         filters: Mapping[str, Sequence[str] | str] | None = None,
     ) -> list[SectionResult]:
         """The sections of the reader's page (a browser URL) that best match ``query``: [] when the page
-        is not in the index."""
+        is not in the index. Blocking: ``arun`` it from a loop."""
         pages = page_paths(page_url)
         if not pages:
             return []
         query, top_k, clean = validation.retrieval(query, top_k, filters, self._limits)
         return self._run(query, top_k, {**(clean or {}), "page_url": pages}, probe_names=False).sections
-
-    async def asearch_page(
-        self,
-        query: str,
-        page_url: str,
-        *,
-        top_k: int,
-        filters: Mapping[str, Sequence[str] | str] | None = None,
-    ) -> list[SectionResult]:
-        call = functools.partial(self.search_page, query, page_url, top_k=top_k, filters=filters)
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter, abandon_on_cancel=True)
 
     def generation(self) -> str:
         """The live index generation, after following a re-ingest if one is due."""

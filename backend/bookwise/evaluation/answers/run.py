@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-import anyio
-
 from bookwise.errors import BookwiseError
 from bookwise.evaluation.retrieval import Question, SectionKey
 from bookwise.generation.answer import Answerer, checked
@@ -21,7 +19,7 @@ from bookwise.retrieval.retriever import Retriever
 
 Outcome = Literal["answered", "declined", "error"]
 # The page every question is asked from (``page.url``, as the widget sends the reader's): none, the
-# page of its first gold section, or another page of the book.
+# page of one of its gold sections, or another page of the book.
 ReaderPage = Literal["none", "gold", "other"]
 MAX_WIDENINGS = 2  # selection → section → book
 WIDER: dict[str, Scope] = {"section": "section", "book": "book"}  # what done.widen may offer
@@ -107,12 +105,13 @@ async def _page_of(retriever: Retriever, question: Question) -> Page | None:
 
 
 async def reader_page_of(retriever: Retriever, question: Question, asked_from: ReaderPage) -> Page | None:
-    """The page a question is asked from, as the widget sends it: ``gold``, where its first gold
-    document is published; ``other``, a page of the book that holds none of its gold documents (so
-    is an unanswerable question's page), the same for the same question on every run."""
+    """The page a question is asked from, as the widget sends it: ``gold``, a page where one of its gold
+    documents is published (the first by URL); ``other``, a page of the book that holds none of its
+    gold documents (so is an unanswerable question's page), the same for the same question on every
+    run."""
     if asked_from == "none":
         return None
-    outlines = await anyio.to_thread.run_sync(retriever.outlines)
+    outlines = await retriever.arun(retriever.outlines)
     gold_docs = {doc_path for doc_path, _heading in question.gold}
     if asked_from == "gold":
         found = sorted(url for url, page in outlines.items() if page.doc_path in gold_docs)
